@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# macsec_bridge: top-level entry points.  Kbuild (beside this file) is what
+# `make -C $KDIR M=$PWD` and DKMS read; this Makefile drives everything else.
+#
+#   make            build the module against the cached test kernel
+#   make check      every test: host unit tests, lint, DKMS, kselftests in a VM
+#   make check-debug  the same on a KASAN kernel
+#   make demo       the whole story, in a VM
+#   make kernel     build (or find) the cached test kernel
+#   make CLIPPY=1   build the module with clippy
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+include scripts/toolchain.env
+export CACHE_DIR TOOLS_PREFIX RUSTC RUSTDOC RUSTFMT CLIPPY_DRIVER BINDGEN VNG LIBCLANG_PATH
+
+VARIANT ?= debug
+KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \
+	BINDGEN=$(BINDGEN) RUSTFMT=$(RUSTFMT) CLIPPY_DRIVER=$(CLIPPY_DRIVER)
+
+.PHONY: all setup kernel module check check-debug demo bench clean
+
+all: module
+
+setup:
+	@scripts/setup.sh
+
+kernel: setup
+	@scripts/kernel.sh --variant $(VARIANT) >/dev/null
+
+module: kernel
+	@kdir=$$(scripts/kernel.sh --variant $(VARIANT) --print) && \
+	$(KMAKE) -C $$kdir M=$(TOP) $(if $(CLIPPY),CLIPPY=1) modules
+
+check: setup
+	@scripts/check.sh --variant $(VARIANT)
+
+check-debug:
+	@$(MAKE) --no-print-directory check VARIANT=kasan
+
+demo: kernel
+	@scripts/demo.sh --variant $(VARIANT)
+
+clean:
+	@kdir=$$(scripts/kernel.sh --variant $(VARIANT) --print 2>/dev/null) && \
+	$(KMAKE) -C $$kdir M=$(TOP) clean || true
+	@rm -rf target tools/*/target

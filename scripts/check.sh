@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: every test the project has, then one line
+#   N passed, N failed, N skipped
+#
+#  1. host:  scripts/tests/*.sh and `cargo test` of every crate in the repo
+#  2. build: the test kernel (cached), the module (no warnings), clippy,
+#            rustfmt, and the real `dkms add/build/install`
+#  3. VM:    one boot of the test kernel running every kselftest under
+#            selftests/drivers/net/macsec_bridge through the kernel's
+#            kselftest runner (KTAP; exit 4 = skip); the last one scans
+#            dmesg and kmemleak.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/toolchain.env"
+
+variant=debug
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--variant) variant=$2; shift 2 ;;
+	*) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+passed=0 failed=0 skipped=0
+failures=()
+log=$(mktemp -d /tmp/macsec_bridge-check.XXXXXX)
+
+# result NAME RC: RC 0 = pass, 4 = skip, anything else = fail.
+result() {
+	case "$2" in
+	0) passed=$((passed + 1)); echo "PASS  $1" ;;
+	4) skipped=$((skipped + 1)); echo "SKIP  $1" ;;
+	*) failed=$((failed + 1)); failures+=("$1"); echo "FAIL  $1 (log: $3)" ;;
+	esac
+}
+
+# run NAME CMD...: one test from one command, its output kept in the log dir.
+run() {
+	local name=$1 out
+	shift
+	out=$log/$(echo "$name" | tr -c '[:alnum:]_.-' _).log
+	"$@" >"$out" 2>&1
+	result "$name" $? "$out"
+}
+
+summary() {
+	echo
+	if [ ${#failures[@]} -gt 0 ]; then
+		printf 'failed: %s\n' "${failures[@]}"
+		echo "logs in $log"
+	fi
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+echo "== host tests"
+for t in "$top"/scripts/tests/*.sh; do
+	[ -e "$t" ] || continue
+	run "host: $(basename "$t" .sh)" "$t"
+done
+
+# Every crate in the repo; each #[test] counts.
+while IFS= read -r manifest; do
+	crate=$(dirname "${manifest#"$top"/}")
+	out=$log/cargo-$(echo "$crate" | tr / _).log
+	if cargo test --manifest-path "$manifest" --color never >"$out" 2>&1; then rc=0; else rc=1; fi
+	p=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^passed/) s += $i} END {print s + 0}' "$out")
+	f=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^failed/) s += $i} END {print s + 0}' "$out")
+	i=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^ignored/) s += $i} END {print s + 0}' "$out")
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		# It did not even build: one failure for the crate.
+		result "cargo test $crate (build)" 1 "$out"
+	else
+		echo "$( [ "$f" -eq 0 ] && echo PASS || echo FAIL)  cargo test $crate: $p passed, $f failed, $i ignored"
+		[ "$f" -eq 0 ] || failures+=("cargo test $crate (log: $out)")
+	fi
+done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
+
+echo "== build"
+kout=$log/kernel.log
+if ! kdir=$("$top/scripts/kernel.sh" --variant "$variant" 2>"$kout"); then
+	result "kernel build ($variant)" 1 "$kout"
+	summary
+fi
+result "kernel build ($variant): $(sed -n 1p "$kdir/.macsec_bridge_built")s when built" 0 "$kout"
+
+kmake() {
+	make ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN" \
+		RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" "$@"
+}
+
+# The module, from a scratch copy so concurrent builds never collide; the
+# kernel build prints warnings for missing docs, unsafe without SAFETY, ...
+modsrc() {
+	local d=$1
+	rm -rf "$d"; mkdir -p "$d"
+	cp -r "$top/Kbuild" "$top/drivers" "$d/"
+}
+build_module() {
+	local d=$log/module out=$log/module.log
+	modsrc "$d"
+	kmake -C "$kdir" M="$d" W=1 modules >"$out" 2>&1 || return 1
+	! grep -E '(warning|error)(\[|:)' "$out"
+}
+run "module builds with no warnings" build_module
+MODULE_KO=$log/module/drivers/net/macsec_bridge/macsec_bridge.ko
+
+clippy_module() {
+	local d=$log/clippy out=$log/clippy-build.log
+	modsrc "$d"
+	kmake -C "$kdir" M="$d" CLIPPY=1 modules >"$out" 2>&1 || { cat "$out"; return 1; }
+	cat "$out"
+	! grep -E '(warning|error)(\[|:)' "$out"
+}
+run "clippy (CLIPPY=1) clean" clippy_module
+
+rustfmt_check() {
+	local files
+	mapfile -t files < <(find "$top/drivers" "$top/rust" -name '*.rs' 2>/dev/null | sort)
+	[ ${#files[@]} -gt 0 ] || return 0
+	"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
+}
+run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
+
+DKMS_KO=
+dkms_build() {
+	local d=$log/dkms ver kver
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+	kver=$(kmake -s -C "$kdir" kernelrelease)
+	mkdir -p "$d/tree" "$d/install/$kver" "$d/src"
+	cp -r "$top" "$d/src/macsec_bridge-$ver"
+	rm -rf "$d/src/macsec_bridge-$ver/.git"
+	local args=(--dkmstree "$d/tree" --sourcetree "$d/src" --installtree "$d/install"
+		    -m macsec_bridge -v "$ver" -k "$kver" --kernelsourcedir "$kdir")
+	dkms add "${args[@]}" &&
+	dkms build "${args[@]}" &&
+	# A private install tree has no modules.dep to update: no depmod.
+	dkms install "${args[@]}" --force --no-depmod || { cat "$d"/tree/macsec_bridge/"$ver"/build/make.log 2>/dev/null; return 1; }
+	DKMS_KO=$(find "$d/install" -name 'macsec_bridge.ko*' | head -1)
+	[ -n "$DKMS_KO" ]
+}
+if command -v dkms >/dev/null; then
+	out=$log/dkms.log
+	dkms_build >"$out" 2>&1
+	result "dkms add/build/install" $? "$out"
+	DKMS_KO=$(find "$log/dkms/install" -name 'macsec_bridge.ko*' 2>/dev/null | head -1)
+else
+	result "dkms add/build/install (dkms not installed)" 4 -
+fi
+
+echo "== kselftests in the VM"
+out=$log/vm.log
+"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 1500 \
+	--rwdir "$log" \
+	env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
+	KSFT_RESULTS="$log/ksft-results" \
+	"$top/scripts/vm-selftests.sh" "$kdir" >"$out" 2>&1
+vmrc=$?
+grep -E '^(not )?ok [0-9]+ selftests:' "$log/ksft-results" > "$log/vm-results" 2>/dev/null || true
+while IFS= read -r line; do
+	name=${line#*selftests: }
+	name=${name%% #*}
+	case "$line" in
+	"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$out" ;;
+	*"# SKIP"*) result "kselftest $name" 4 "$out" ;;
+	*) result "kselftest $name" 0 "$out" ;;
+	esac
+done < "$log/vm-results"
+if [ ! -s "$log/vm-results" ] || [ $vmrc -ne 0 ]; then
+	result "VM run (vm-run exit $vmrc)" 1 "$out"
+	tail -30 "$out"
+fi
+
+summary

@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (or find in the cache) the test kernel and print its tree's path.
+#
+#   scripts/kernel.sh [--variant debug|kasan] [--key] [--print]
+#
+# The tree is Debian's linux-source-6.12 with the repo's rust/ overlay copied
+# over it, configured from tinyconfig plus the committed fragments, and built
+# with the pinned toolchain.  It lives in $CACHE_DIR/kernel/<base>-<overlay>:
+# <base> hashes the kernel source version, the config fragments, the
+# toolchain versions and these scripts; <overlay> hashes the overlay's files.
+# A second run with the same inputs does not rebuild.  When only the overlay
+# changed, the newest tree with the same <base> is copied and rebuilt
+# incrementally (only what the changed rust/ files touch).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/toolchain.env"
+
+variant=debug
+mode=build
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--variant) variant=$2; shift 2 ;;
+	--key) mode=key; shift ;;
+	--print) mode=print; shift ;;
+	*) echo "kernel.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+# Inputs that can be overridden, so tests can prove the cache key moves.
+: "${OVERLAY_DIR:=$top/rust}"
+: "${KERNEL_TARBALL:=/usr/src/linux-source-$KERNEL_SERIES.tar.xz}"
+
+fragments=("$top/scripts/kconfig/vm.config"
+	   "$top/selftests/drivers/net/macsec_bridge/config"
+	   "$top/scripts/kconfig/debug.config")
+case "$variant" in
+debug) ;;
+kasan) fragments+=("$top/scripts/kconfig/kasan.config") ;;
+*) echo "kernel.sh: unknown variant $variant" >&2; exit 2 ;;
+esac
+
+src_version() {
+	dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES" 2>/dev/null ||
+		stat -c '%s %Y' "$KERNEL_TARBALL"
+}
+
+overlay_hash() {
+	[ -d "$OVERLAY_DIR" ] || { echo none; return; }
+	(cd "$OVERLAY_DIR" && find . -type f ! -name '*~' ! -name README.md -print0 | LC_ALL=C sort -z |
+		xargs -0 -r sha256sum) | sha256sum | cut -c1-64
+}
+
+base_key() {
+	{
+		echo "src $(src_version)"
+		echo "variant $variant"
+		cat "${fragments[@]}"
+		"$RUSTC" --version 2>/dev/null || echo "rustc missing"
+		"$BINDGEN" --version 2>/dev/null || echo "bindgen missing"
+		sha256sum "$top/scripts/kernel.sh" "$top/scripts/overlay.sh" | cut -c1-64
+	} | sha256sum | cut -c1-16
+}
+
+base=$KERNEL_SERIES-$variant-$(base_key)
+key=$base-$(overlay_hash | cut -c1-12)
+tree=$CACHE_DIR/kernel/$key
+
+case "$mode" in
+key) echo "${key#"$KERNEL_SERIES-$variant-"}"; exit 0 ;;
+print) echo "$tree"; [ -f "$tree/.macsec_bridge_built" ]; exit ;;
+esac
+
+if [ -f "$tree/.macsec_bridge_built" ]; then
+	echo "kernel: cached $tree" >&2
+	echo "$tree"
+	exit 0
+fi
+
+kmake() {
+	make -C "$1" ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" \
+		BINDGEN="$BINDGEN" RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" \
+		"${@:2}"
+}
+
+start=$(date +%s)
+work=$tree.tmp.$$
+trap 'rm -rf "$work" "$work.want"' EXIT
+# The newest finished tree with the same base, if any: only rust/ differs.
+prev=$(ls -dt "$CACHE_DIR/kernel/$base"-*/.macsec_bridge_built 2>/dev/null | head -1 || true)
+prev=${prev%/.macsec_bridge_built}
+
+if [ -n "$prev" ]; then
+	echo "kernel: incremental rebuild from $prev" >&2
+	cp -a "$prev" "$work"
+	# The wanted rust/: pristine plus overlay.  Copy over only the files
+	# whose content differs, so make sees new mtimes exactly there.
+	want=$work.want
+	mkdir -p "$want"
+	tar -xf "$KERNEL_TARBALL" -C "$want" --strip-components=1 \
+		"linux-source-$KERNEL_SERIES/rust"
+	"$top/scripts/overlay.sh" apply "$want" >&2
+	while IFS= read -r f; do
+		[ -e "$want/rust/$f" ] || rm -f "$work/rust/$f"
+	done < "$work/.macsec_bridge_overlay"
+	(cd "$want/rust" && find . -type f) | while IFS= read -r f; do
+		cmp -s "$want/rust/$f" "$work/rust/$f" || {
+			mkdir -p "$(dirname "$work/rust/$f")"
+			cp "$want/rust/$f" "$work/rust/$f"
+		}
+	done
+	rm -rf "$want"
+	"$top/scripts/overlay.sh" list > "$work/.macsec_bridge_overlay"
+	rm -f "$work/.macsec_bridge_built"
+else
+	mkdir -p "$work"
+	echo "kernel: unpacking $KERNEL_TARBALL" >&2
+	tar -xf "$KERNEL_TARBALL" -C "$work" --strip-components=1
+	"$top/scripts/overlay.sh" apply "$work" >&2
+	"$top/scripts/overlay.sh" list > "$work/.macsec_bridge_overlay"
+fi
+
+kmake "$work" -s tinyconfig >&2
+"$work/scripts/kconfig/merge_config.sh" -m -O "$work" "$work/.config" \
+	"${fragments[@]}" >/dev/null
+kmake "$work" -s olddefconfig >&2
+
+# Kconfig silently drops what it cannot satisfy (CONFIG_RUST without a usable
+# toolchain, say): insist that every requested option made it.
+fail=0
+for f in "${fragments[@]}"; do
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*)
+			grep -qxF "$line" "$work/.config" || {
+				echo "kernel: $line requested by $(basename "$f") but not in .config" >&2
+				fail=1
+			} ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			if grep -q "^$opt=" "$work/.config"; then
+				echo "kernel: $opt should be unset" >&2
+				fail=1
+			fi ;;
+		esac
+	done < "$f"
+done
+if [ $fail -ne 0 ]; then
+	kmake "$work" rustavailable >&2 || true
+	exit 1
+fi
+
+echo "kernel: building in $work ($(nproc) jobs)" >&2
+kmake "$work" -s -j"$(nproc)" bzImage modules >&2
+mkdir -p "$CACHE_DIR/kernel"
+rm -rf "$tree"
+mv "$work" "$tree"
+trap - EXIT
+echo "$(( $(date +%s) - start ))" > "$tree/.macsec_bridge_built"
+# Keep the three newest trees of each base; a tree is a few GB.
+ls -dt "$CACHE_DIR/kernel/$base"-*/ 2>/dev/null | tail -n +4 | xargs -r rm -rf
+echo "kernel: built $tree in $(( $(date +%s) - start ))s" >&2
+echo "$tree"

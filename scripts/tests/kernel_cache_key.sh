@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel cache key moves with the rust/ overlay and the config, and only
+# with them: same inputs, same key (no rebuild); any overlay or fragment
+# change, a new key (rebuild).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+cp -r "$top/rust" "$tmp/overlay" 2>/dev/null || mkdir "$tmp/overlay"
+key() { OVERLAY_DIR=$tmp/overlay "$top/scripts/kernel.sh" --key "$@"; }
+
+k0=$(key)
+[ "$k0" = "$(key)" ] || fail "key is not stable"
+
+mkdir -p "$tmp/overlay/kernel/net"
+echo '// probe' > "$tmp/overlay/kernel/net/probe.rs"
+k1=$(key)
+[ "$k1" != "$k0" ] || fail "adding an overlay file kept the key"
+
+echo '// probe, edited' > "$tmp/overlay/kernel/net/probe.rs"
+k2=$(key)
+[ "$k2" != "$k1" ] || fail "editing an overlay file kept the key"
+
+mv "$tmp/overlay/kernel/net/probe.rs" "$tmp/overlay/kernel/net/probe2.rs"
+k3=$(key)
+[ "$k3" != "$k2" ] || fail "renaming an overlay file kept the key"
+
+rm "$tmp/overlay/kernel/net/probe2.rs"
+[ "$(key)" = "$k0" ] || fail "restoring the overlay did not restore the key"
+
+echo '# probe' > "$tmp/overlay/README.md"
+[ "$(key)" = "$k0" ] || fail "overlay README.md (not applied) changed the key"
+
+[ "$(key --variant kasan)" != "$k0" ] || fail "kasan variant shares the debug key"
+
+# apply copies files to the same paths under the tree's rust/.
+mkdir -p "$tmp/tree/rust/kernel"
+echo old > "$tmp/tree/rust/kernel/existing.rs"
+ln "$tmp/tree/rust/kernel/existing.rs" "$tmp/shared-inode"
+mkdir -p "$tmp/overlay/kernel"
+echo new > "$tmp/overlay/kernel/existing.rs"
+OVERLAY_DIR=$tmp/overlay "$top/scripts/overlay.sh" apply "$tmp/tree" >/dev/null
+[ "$(cat "$tmp/tree/rust/kernel/existing.rs")" = new ] || fail "apply did not replace a file"
+[ "$(cat "$tmp/shared-inode")" = old ] || fail "apply wrote through a shared inode"
+[ ! -e "$tmp/tree/rust/README.md" ] || fail "apply copied README.md"
+echo "ok: cache key and overlay"

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of `make check`: lay out selftests/ the way the kernel's
+# kselftest install does and run them with the kernel's own runner, KTAP on
+# stdout.  Exits non-zero if any test failed.
+#
+#   scripts/vm-selftests.sh KDIR [TEST...]
+top=$(cd "$(dirname "$0")/.." && pwd)
+kdir=$1
+shift
+
+stage=$(mktemp -d /tmp/ksft.XXXXXX)
+mkdir -p "$stage/drivers/net"
+ln -s "$kdir/tools/testing/selftests/kselftest" "$stage/kselftest"
+# A copy, not a symlink: the tests reach the runner's helpers through "..".
+cp -r "$top/selftests/drivers/net/macsec_bridge" "$stage/drivers/net/"
+
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ]; then
+	read -ra tests < <(sed -n 's/^TEST_PROGS := //p' "$top/selftests/drivers/net/macsec_bridge/Makefile")
+fi
+
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+export BASE_DIR=$stage
+cd "$stage/drivers/net/macsec_bridge" || exit 1
+# shellcheck source=/dev/null
+. "$stage/kselftest/runner.sh"
+# The console merges the guest's stdout and stderr: results also go to a
+# file of their own ($KSFT_RESULTS, in a directory shared with the host).
+results=${KSFT_RESULTS:-/tmp/ksft-results}
+run_many "${tests[@]}" | tee "$results"
+# Every test reported, none failed.
+[ "$(grep -cE '^(not )?ok [0-9]+ selftests:' "$results")" -eq ${#tests[@]} ] &&
+! grep -q '^not ok' "$results"

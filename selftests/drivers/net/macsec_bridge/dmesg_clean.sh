@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run last: the kernel log since boot holds no WARNING, BUG, lockdep splat,
+# KASAN report or kmemleak report.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+
+ktap_print_header
+ktap_set_plan 2
+
+kml=/sys/kernel/debug/kmemleak
+[ -e "$kml" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -w "$kml" ]; then
+	# Objects younger than 5 s are not reported: scan twice, apart.
+	echo scan > "$kml"
+	sleep 6
+	echo scan > "$kml"
+	leaks=$(grep -c '^unreferenced object' "$kml")
+	if [ "$leaks" -ne 0 ]; then
+		head -60 "$kml" | sed 's/^/# /'
+	fi
+	check "kmemleak: no unreferenced objects (found $leaks)" [ "$leaks" -eq 0 ]
+else
+	ktap_test_skip "kmemleak not available in this kernel"
+fi
+
+# What lockdep, KASAN, kmemleak, DEBUG_ATOMIC_SLEEP and WARN()/BUG() print.
+pattern='WARNING:|BUG:|Oops|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|lock held when returning|sleeping function called from invalid context|KASAN:|UBSAN:|kmemleak: [0-9]+ new suspected|unreferenced object|Call Trace:'
+bad=$(dmesg | grep -E "$pattern")
+if [ -n "$bad" ]; then
+	dmesg | grep -E -B2 -A20 "$pattern" | head -120 | sed 's/^/# /'
+fi
+check "dmesg has no warning, bug, lockdep or sanitizer report" [ -z "$bad" ]
+
+ktap_finished
