@@ -110,6 +110,16 @@ build_module() {
 run "module builds with no warnings" build_module
 MODULE_KO=$log/module/drivers/net/macsec_bridge/macsec_bridge.ko
 
+# Test modules the kselftests load (abstraction tests driven from user space).
+build_test_modules() {
+	local d=$log/test_modules
+	rm -rf "$d"
+	cp -r "$top/selftests/drivers/net/macsec_bridge/test_modules" "$d"
+	kmake -C "$kdir" M="$d" W=1 CLIPPY=1 modules 2>&1 || return 1
+}
+run "selftest modules build (clippy, W=1)" build_test_modules
+INTERPOSER_TEST_KO=$log/test_modules/macsec_interposer_test.ko
+
 clippy_module() {
 	local d=$log/clippy out=$log/clippy-build.log
 	modsrc "$d"
@@ -120,12 +130,28 @@ clippy_module() {
 run "clippy (CLIPPY=1) clean" clippy_module
 
 rustfmt_check() {
-	local files
-	mapfile -t files < <(find "$top/drivers" "$top/rust" -name '*.rs' 2>/dev/null | sort)
-	[ ${#files[@]} -gt 0 ] || return 0
-	"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
+	local files rc=0
+	mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
+	"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}" || rc=1
+	# Overlay files are checked where they live, in the kernel tree: they
+	# declare modules that only exist there.
+	mapfile -t files < <(cd "$top/rust" && find . -name '*.rs' | sed 's|^\.|rust|' | sort)
+	[ ${#files[@]} -eq 0 ] ||
+		(cd "$kdir" && "$RUSTFMT" --check --edition 2021 --config-path .rustfmt.toml "${files[@]}") ||
+		rc=1
+	return $rc
 }
 run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
+
+# The kernel build ran rustc, clippy and rustdoc over the overlay: none of
+# them may warn about an overlay file.
+overlay_warnings() {
+	local paths
+	paths=$(cd "$top/rust" && find . -type f ! -name README.md | sed 's|^\./|rust/|' | paste -sd'|')
+	[ -n "$paths" ] || return 0
+	! grep -E -A3 '^(warning|error)' "$kdir/.macsec_bridge_build.log" | grep -E -e "--> ($paths)"
+}
+run "rust/ overlay: no rustc, clippy or rustdoc warnings" overlay_warnings
 
 DKMS_KO=
 dkms_build() {
@@ -158,6 +184,7 @@ out=$log/vm.log
 "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 1500 \
 	--rwdir "$log" \
 	env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
+	MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" \
 	KSFT_RESULTS="$log/ksft-results" \
 	"$top/scripts/vm-selftests.sh" "$kdir" >"$out" 2>&1
 vmrc=$?
@@ -171,6 +198,22 @@ while IFS= read -r line; do
 	*) result "kselftest $name" 0 "$out" ;;
 	esac
 done < "$log/vm-results"
+
+# KUnit doctests of the overlay's abstractions ran at boot; each counts.
+grep -E '^ *(not )?ok [0-9]+ rust_doctest_kernel_(net|rdma)' "$log/ksft-results.kunit" 2>/dev/null |
+while IFS= read -r line; do
+	name=${line##* rust_doctest_kernel_}
+	case "$line" in
+	*"not ok"*) echo "1 kunit $name" ;;
+	*"# SKIP"*) echo "4 kunit $name" ;;
+	*) echo "0 kunit $name" ;;
+	esac
+done > "$log/kunit-results"
+while read -r rc name; do
+	result "$name" "$rc" "$log/ksft-results.kunit"
+done < "$log/kunit-results"
+[ -s "$log/kunit-results" ] || result "kunit doctests of rust/ overlay (none found)" 1 "$out"
+
 if [ ! -s "$log/vm-results" ] || [ $vmrc -ne 0 ]; then
 	result "VM run (vm-run exit $vmrc)" 1 "$out"
 	tail -30 "$out"

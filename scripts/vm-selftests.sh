@@ -29,6 +29,8 @@ cd "$stage/drivers/net/macsec_bridge" || exit 1
 # The console merges the guest's stdout and stderr: results also go to a
 # file of their own ($KSFT_RESULTS, in a directory shared with the host).
 results=${KSFT_RESULTS:-/tmp/ksft-results}
+# The KUnit suites ran at boot; keep their KTAP for the host to count.
+cat /sys/kernel/debug/kunit/*/results > "$results.kunit" 2>/dev/null
 run_many "${tests[@]}" | tee "$results"
 # Every test reported, none failed.
 [ "$(grep -cE '^(not )?ok [0-9]+ selftests:' "$results")" -eq ${#tests[@]} ] &&

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kernel::net::macsec: an interposer installed on a netdevsim port sees
+# mdo_add_secy (and the TX SA ops) from `ip link add … offload mac` and
+# `ip macsec`, forwards them, and on unload puts the original macsec_ops
+# back; offload keeps working afterwards.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+KO=${MACSEC_INTERPOSER_TEST_KO:-}
+
+require_root
+require_cmd ip insmod rmmod
+require_ko "$KO" "interposer test module (MACSEC_INTERPOSER_TEST_KO)"
+
+cleanup() {
+	ip link del mit_macsec0 2>/dev/null
+	ip link del mit_macsec1 2>/dev/null
+	rmmod macsec_interposer_test 2>/dev/null
+	nsim_del_all
+}
+trap cleanup EXIT
+
+id=$(nsim_new 1) || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+port=$(nsim_port "$id" 0)
+ip link set "$port" up
+before=$(dmesg | wc -l)
+log() { dmesg | tail -n +$((before + 1)) | grep 'macsec_interposer_test:'; }
+
+ktap_print_header
+ktap_set_plan 9
+
+check "load the test module" insmod "$KO"
+check "interposer installed on $port" bash -c "dmesg | tail -n +$((before + 1)) | grep -q 'installed on $port orig='"
+check "ip link add … offload mac succeeds through the interposer" \
+	ip link add link "$port" mit_macsec0 type macsec port 4 offload mac
+check "observed before AddSecy" bash -c "$(declare -f log); before=$before; log | grep -q 'before AddSecy lower=$port secy=mit_macsec0'"
+check "observed after AddSecy with ret=0" bash -c "$(declare -f log); before=$before; log | grep -q 'after AddSecy lower=$port ret=0'"
+ip macsec add mit_macsec0 tx sa 0 pn 1 on key 01 12345678901234567890123456789012
+check "observed AddTxsa" bash -c "$(declare -f log); before=$before; log | grep -q 'after AddTxsa lower=$port ret=0'"
+ip link del mit_macsec0
+check "unload restores the original macsec_ops" \
+	bash -c "rmmod macsec_interposer_test && dmesg | tail -n +$((before + 1)) | grep -q 'restored $port orig=.* same'"
+check "offload still works after unload" \
+	bash -c "ip link add link $port mit_macsec1 type macsec port 5 offload mac &&
+		 ip macsec show mit_macsec1 | grep -q 'offload: mac'"
+n=$(log | grep -c 'after AddSecy')
+check "nothing observed after unload (AddSecy seen $n time)" [ "$n" -eq 1 ]
+
+ktap_finished
