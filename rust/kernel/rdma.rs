@@ -18,8 +18,8 @@
 //! use kernel::{c_str, prelude::*};
 //!
 //! static SEEN: AtomicU32 = AtomicU32::new(0);
-//! struct Counter;
-//! impl Client for Counter {
+//! struct Cl;
+//! impl Client for Cl {
 //!     const NAME: &'static CStr = c_str!("rust_rdma_test");
 //!     fn add(_dev: &Device) -> Result {
 //!         SEEN.fetch_add(1, Ordering::Relaxed);
@@ -30,7 +30,7 @@
 //!     }
 //! }
 //!
-//! let reg = KBox::pin_init(ClientRegistration::<Counter>::new(), GFP_KERNEL)?;
+//! let reg = KBox::pin_init(ClientRegistration::<Cl>::new(), GFP_KERNEL)?;
 //! drop(reg);
 //! // Whatever devices were added were removed again.
 //! assert_eq!(SEEN.load(Ordering::Relaxed), 0);

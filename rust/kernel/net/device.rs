@@ -207,27 +207,20 @@ impl NetDevice {
 
     /// The lower devices of this device, nearest first (all of them, not
     /// only the adjacent ones), each with a reference.
-    pub fn lower_devs(&self, _rtnl: &Rtnl) -> Result<KVec<ARef<NetDevice>>> {
-        let mut out = Walk {
-            devs: KVec::new(),
-            err: None,
-        };
-        let mut nested = bindings::netdev_nested_priv {
-            flags: 0,
-            data: (&raw mut out).cast(),
-        };
-        // SAFETY: the device is valid, RTNL is held as
-        // `netdev_walk_all_lower_dev` requires, and `nested` and `out` outlive the call.
-        unsafe { bindings::netdev_walk_all_lower_dev(self.as_raw(), Some(walk_cb), &mut nested) };
-        match out.err {
-            Some(e) => Err(e),
-            None => Ok(out.devs),
-        }
+    pub fn lower_devs(&self, rtnl: &Rtnl) -> Result<KVec<ARef<NetDevice>>> {
+        self.walk(rtnl, bindings::netdev_walk_all_lower_dev)
     }
 
     /// The upper devices of this device (all of them, not only the adjacent
     /// ones), each with a reference.
-    pub fn upper_devs(&self, _rtnl: &Rtnl) -> Result<KVec<ARef<NetDevice>>> {
+    ///
+    /// The "RCU" walker also accepts RTNL instead of the RCU read lock
+    /// (`netdev_next_upper_dev_rcu`), so the callback may sleep.
+    pub fn upper_devs(&self, rtnl: &Rtnl) -> Result<KVec<ARef<NetDevice>>> {
+        self.walk(rtnl, bindings::netdev_walk_all_upper_dev_rcu)
+    }
+
+    fn walk(&self, _rtnl: &Rtnl, walker: WalkFn) -> Result<KVec<ARef<NetDevice>>> {
         let mut out = Walk {
             devs: KVec::new(),
             err: None,
@@ -236,18 +229,24 @@ impl NetDevice {
             flags: 0,
             data: (&raw mut out).cast(),
         };
-        // SAFETY: the device is valid; the "RCU" walk accepts RTNL instead
-        // of the RCU read lock (`netdev_next_upper_dev_rcu`), and RTNL is
-        // held; `nested` and `out` outlive the call.
-        unsafe {
-            bindings::netdev_walk_all_upper_dev_rcu(self.as_raw(), Some(walk_cb), &mut nested)
-        };
+        // SAFETY: the device is valid, RTNL is held as both walkers accept,
+        // and `nested` and `out` outlive the call.
+        unsafe { walker(self.as_raw(), Some(walk_cb), &mut nested) };
         match out.err {
             Some(e) => Err(e),
             None => Ok(out.devs),
         }
     }
 }
+
+/// `netdev_walk_all_lower_dev` and `netdev_walk_all_upper_dev_rcu`.
+type WalkFn = unsafe extern "C" fn(
+    *mut bindings::net_device,
+    Option<
+        unsafe extern "C" fn(*mut bindings::net_device, *mut bindings::netdev_nested_priv) -> i32,
+    >,
+    *mut bindings::netdev_nested_priv,
+) -> i32;
 
 impl PartialEq for NetDevice {
     fn eq(&self, other: &NetDevice) -> bool {
