@@ -67,7 +67,10 @@ done
 while IFS= read -r manifest; do
 	crate=$(dirname "${manifest#"$top"/}")
 	out=$log/cargo-$(echo "$crate" | tr / _).log
-	if cargo test --manifest-path "$manifest" --color never >"$out" 2>&1; then rc=0; else rc=1; fi
+	# Host crates use the host toolchain, not the kernel's pinned rustc.
+	if env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
+		cargo test --locked --manifest-path "$manifest" --color never >"$out" 2>&1
+	then rc=0; else rc=1; fi
 	p=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^passed/) s += $i} END {print s + 0}' "$out")
 	f=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^failed/) s += $i} END {print s + 0}' "$out")
 	i=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^ignored/) s += $i} END {print s + 0}' "$out")
@@ -160,7 +163,7 @@ dkms_build() {
 	kver=$(kmake -s -C "$kdir" kernelrelease)
 	mkdir -p "$d/tree" "$d/install/$kver" "$d/src"
 	cp -r "$top" "$d/src/macsec_bridge-$ver"
-	rm -rf "$d/src/macsec_bridge-$ver/.git"
+	rm -rf "$d/src/macsec_bridge-$ver/.git" "$d/src/macsec_bridge-$ver/target"
 	local args=(--dkmstree "$d/tree" --sourcetree "$d/src" --installtree "$d/install"
 		    -m macsec_bridge -v "$ver" -k "$kver" --kernelsourcedir "$kdir")
 	dkms add "${args[@]}" &&

@@ -10,6 +10,8 @@
 
 use kernel::prelude::*;
 
+pub mod lockstep;
+
 module! {
     type: MacsecBridge,
     name: "macsec_bridge",

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The lockstep state machine: what a port may advertise, given what is
+//! known of the SecY that protects it.
+//!
+//! Plain Rust with no kernel dependency: the module includes it, and
+//! `cargo test` runs it on the host against a reference model.
+//!
+//! The contract (`Documentation/networking/macsec_bridge.rst`):
+//!
+//! - *Safety*: a port never advertises more protection than the SecY gives.
+//!   Before an operation is forwarded to the driver, the port advertises the
+//!   weaker of the state before and the state the operation leads to
+//!   ([`Port::before`]); a teardown is thus retracted before it happens, and
+//!   a setup is advertised only once it succeeded ([`Port::after`]).
+//! - *Liveness*: after every operation or observed event the advertised
+//!   state equals the evaluation of what is known.
+//! - Every change of the advertised state bumps the generation by one.
+
+/// How strongly a port's egress is protected.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Protection {
+    /// Not protected (or not known to be).
+    None,
+    /// MACsec in software (`macsec.c` encrypts).
+    Software,
+    /// MACsec offloaded to the PHY.
+    OffloadPhy,
+    /// MACsec offloaded to the MAC.
+    OffloadMac,
+}
+
+impl Protection {
+    /// Strength, for "never advertise more": none < software < offload.
+    pub fn rank(self) -> u8 {
+        match self {
+            Protection::None => 0,
+            Protection::Software => 1,
+            Protection::OffloadPhy | Protection::OffloadMac => 2,
+        }
+    }
+
+    /// Whether this is hardware offload (`NETIF_F_HW_MACSEC` is then set on
+    /// the port).
+    pub fn is_offload(self) -> bool {
+        self.rank() == 2
+    }
+}
+
+/// Why a port is not offload-protected: exactly one, the first that applies
+/// in this order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Reason {
+    /// The module has not observed the SecY since it loaded (or since the
+    /// port appeared): it claims nothing.
+    Unknown,
+    /// A DPU binding points at a SecY that is gone.
+    BindingStale,
+    /// No SecY protects the port.
+    NoSecy,
+    /// The MACsec netdev is down.
+    SecyDown,
+    /// The lower device is down or has no carrier.
+    LowerDown,
+    /// The encoding TX SA is missing or inactive.
+    NoActiveTxSa,
+    /// `protect_frames` is off: frames leave unprotected.
+    ProtectOff,
+    /// `encrypt` is off: integrity only, no confidentiality.
+    EncryptOff,
+    /// Everything else holds, but the SecY is not offloaded.
+    OffloadOff,
+}
+
+/// Where the SecY's crypto runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Offload {
+    /// Software.
+    Off,
+    /// The PHY.
+    Phy,
+    /// The MAC.
+    Mac,
+}
+
+/// Number of association numbers (`MACSEC_NUM_AN`).
+pub const NUM_AN: usize = 4;
+
+/// A snapshot of the SecY and the devices around it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SecyState {
+    /// Offload mode.
+    pub offload: Offload,
+    /// The MACsec netdev is up.
+    pub secy_up: bool,
+    /// The lower device is up with carrier.
+    pub lower_up: bool,
+    /// `protect_frames`.
+    pub protect: bool,
+    /// `tx_sc.encrypt`.
+    pub encrypt: bool,
+    /// `tx_sc.encoding_sa`.
+    pub encoding_sa: u8,
+    /// TX SAs: `None` absent, `Some(active)` present.
+    pub tx_sa: [Option<bool>; NUM_AN],
+}
+
+impl SecyState {
+    /// Whether the encoding SA exists and is active.
+    pub fn encoding_sa_active(&self) -> bool {
+        self.tx_sa.get(self.encoding_sa as usize).copied().flatten() == Some(true)
+    }
+}
+
+/// What the module knows about the SecY of a port.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Knowledge {
+    /// Not observed yet.
+    Unknown,
+    /// A binding whose SecY went away.
+    Stale,
+    /// There is no SecY.
+    NoSecy,
+    /// Observed.
+    Known(SecyState),
+}
+
+/// What a port advertises.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Verdict {
+    /// The protection.
+    pub protection: Protection,
+    /// Why it is not offload, or `None` when it is.
+    pub reason: Option<Reason>,
+}
+
+impl Verdict {
+    const fn none(reason: Reason) -> Verdict {
+        Verdict {
+            protection: Protection::None,
+            reason: Some(reason),
+        }
+    }
+}
+
+/// The verdict for what is known.
+pub fn evaluate(k: &Knowledge) -> Verdict {
+    let s = match k {
+        Knowledge::Unknown => return Verdict::none(Reason::Unknown),
+        Knowledge::Stale => return Verdict::none(Reason::BindingStale),
+        Knowledge::NoSecy => return Verdict::none(Reason::NoSecy),
+        Knowledge::Known(s) => s,
+    };
+    let failing = [
+        (!s.secy_up, Reason::SecyDown),
+        (!s.lower_up, Reason::LowerDown),
+        (!s.encoding_sa_active(), Reason::NoActiveTxSa),
+        (!s.protect, Reason::ProtectOff),
+        (!s.encrypt, Reason::EncryptOff),
+    ];
+    if let Some((_, reason)) = failing.iter().find(|(fails, _)| *fails) {
+        return Verdict::none(*reason);
+    }
+    match s.offload {
+        Offload::Off => Verdict {
+            protection: Protection::Software,
+            reason: Some(Reason::OffloadOff),
+        },
+        Offload::Phy => Verdict {
+            protection: Protection::OffloadPhy,
+            reason: None,
+        },
+        Offload::Mac => Verdict {
+            protection: Protection::OffloadMac,
+            reason: None,
+        },
+    }
+}
+
+/// An offload operation, with what it carries.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
+    /// `mdo_dev_open`.
+    DevOpen,
+    /// `mdo_dev_stop`.
+    DevStop,
+    /// `mdo_add_secy`: the SecY becomes offloaded; the snapshot carries the
+    /// new mode (`ctx->offload`).
+    AddSecy,
+    /// `mdo_upd_secy`: `macsec.c` already changed the SecY.
+    UpdSecy,
+    /// `mdo_del_secy`: the SecY is no longer offloaded (it may live on in
+    /// software, or be about to be deleted).
+    DelSecy,
+    /// `mdo_add_txsa`: the SA is published only after the call.
+    AddTxsa {
+        /// Association number.
+        an: u8,
+        /// Whether the new SA is active.
+        active: bool,
+    },
+    /// `mdo_upd_txsa`: `macsec.c` already changed the SA.
+    UpdTxsa {
+        /// Association number.
+        an: u8,
+        /// Whether the SA is active now.
+        active: bool,
+    },
+    /// `mdo_del_txsa`: the SA is unpublished only after the call.
+    DelTxsa {
+        /// Association number.
+        an: u8,
+    },
+    /// Any RX SC/SA or statistics operation: changes nothing on egress, but
+    /// re-observes the SecY.
+    Other,
+}
+
+/// The state an operation leads to if it succeeds, from the SecY as the
+/// operation sees it at call time (`ctx->secy`).
+///
+/// `macsec.c` updates the SecY before `mdo_upd_*` and publishes or
+/// unpublishes SAs only after `mdo_add_txsa`/`mdo_del_txsa`; this is where
+/// that asymmetry lives.
+pub fn predict(at_call: SecyState, op: Op) -> SecyState {
+    let mut s = at_call;
+    match op {
+        Op::DevOpen => s.secy_up = true,
+        Op::DevStop => s.secy_up = false,
+        Op::DelSecy => s.offload = Offload::Off,
+        Op::AddTxsa { an, active } | Op::UpdTxsa { an, active } => {
+            if let Some(sa) = s.tx_sa.get_mut(an as usize) {
+                *sa = Some(active);
+            }
+        }
+        Op::DelTxsa { an } => {
+            if let Some(sa) = s.tx_sa.get_mut(an as usize) {
+                *sa = None;
+            }
+        }
+        Op::AddSecy | Op::UpdSecy | Op::Other => {}
+    }
+    s
+}
+
+/// The advertised state of one port.
+#[derive(Clone, Debug)]
+pub struct Port {
+    known: Knowledge,
+    advertised: Verdict,
+    generation: u64,
+}
+
+impl Port {
+    /// A port with what is known of it at creation.
+    pub fn new(known: Knowledge) -> Port {
+        Port {
+            known,
+            advertised: evaluate(&known),
+            generation: 1,
+        }
+    }
+
+    /// What the port advertises.
+    pub fn advertised(&self) -> Verdict {
+        self.advertised
+    }
+
+    /// What is known of the SecY.
+    pub fn known(&self) -> Knowledge {
+        self.known
+    }
+
+    /// Bumped on every change of the advertised state.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    fn advertise(&mut self, v: Verdict) -> bool {
+        if v == self.advertised {
+            return false;
+        }
+        self.advertised = v;
+        self.generation += 1;
+        true
+    }
+
+    /// Before an operation whose success leads to `next` is forwarded:
+    /// advertise no more than both now and `next` allow. Returns whether the
+    /// advertised state changed.
+    pub fn before(&mut self, next: &Knowledge) -> bool {
+        let now = evaluate(&self.known);
+        let then = evaluate(next);
+        let weaker = if then.protection.rank() < now.protection.rank() {
+            then
+        } else {
+            now
+        };
+        if weaker.protection.rank() < self.advertised.protection.rank() {
+            self.advertise(weaker)
+        } else {
+            false
+        }
+    }
+
+    /// After the operation: on success the SecY is `next`, on failure
+    /// `macsec.c` restored it. Converges on what is known.
+    pub fn after(&mut self, next: Knowledge, ok: bool) -> bool {
+        if ok {
+            self.known = next;
+        }
+        self.settle()
+    }
+
+    /// A change observed after the fact (a netdevice event, which runs in
+    /// the same RTNL section as the change).
+    pub fn observe(&mut self, known: Knowledge) -> bool {
+        self.known = known;
+        self.settle()
+    }
+
+    fn settle(&mut self) -> bool {
+        self.advertise(evaluate(&self.known))
+    }
+}

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host tests of the lockstep state machine: the state table, and random
+//! event sequences checked against a reference model of `macsec.c`.
+
+use macsec_bridge_lockstep::*;
+use proptest::prelude::*;
+
+fn offloaded() -> SecyState {
+    SecyState {
+        offload: Offload::Mac,
+        secy_up: true,
+        lower_up: true,
+        protect: true,
+        encrypt: true,
+        encoding_sa: 0,
+        tx_sa: [Some(true), None, None, None],
+    }
+}
+
+fn verdict(k: Knowledge) -> (Protection, Option<Reason>) {
+    let v = evaluate(&k);
+    (v.protection, v.reason)
+}
+
+#[test]
+fn state_table() {
+    use Protection as P;
+    let s = offloaded();
+    let k = Knowledge::Known;
+    assert_eq!(verdict(k(s)), (P::OffloadMac, None));
+    assert_eq!(
+        verdict(k(SecyState {
+            offload: Offload::Phy,
+            ..s
+        })),
+        (P::OffloadPhy, None)
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            offload: Offload::Off,
+            ..s
+        })),
+        (P::Software, Some(Reason::OffloadOff))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            secy_up: false,
+            ..s
+        })),
+        (P::None, Some(Reason::SecyDown))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            lower_up: false,
+            ..s
+        })),
+        (P::None, Some(Reason::LowerDown))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            tx_sa: [Some(false), None, None, None],
+            ..s
+        })),
+        (P::None, Some(Reason::NoActiveTxSa))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            encoding_sa: 1,
+            ..s
+        })),
+        (P::None, Some(Reason::NoActiveTxSa))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            protect: false,
+            ..s
+        })),
+        (P::None, Some(Reason::ProtectOff))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            encrypt: false,
+            ..s
+        })),
+        (P::None, Some(Reason::EncryptOff))
+    );
+    assert_eq!(verdict(Knowledge::NoSecy), (P::None, Some(Reason::NoSecy)));
+    assert_eq!(
+        verdict(Knowledge::Unknown),
+        (P::None, Some(Reason::Unknown))
+    );
+    assert_eq!(
+        verdict(Knowledge::Stale),
+        (P::None, Some(Reason::BindingStale))
+    );
+    // Only the first failing reason is reported.
+    assert_eq!(
+        verdict(k(SecyState {
+            secy_up: false,
+            encrypt: false,
+            ..s
+        })),
+        (P::None, Some(Reason::SecyDown))
+    );
+}
+
+#[test]
+fn predict_follows_macsec_c() {
+    let s = offloaded();
+    let none = SecyState {
+        tx_sa: [None; NUM_AN],
+        ..s
+    };
+    // mdo_add_txsa runs before the SA is published.
+    assert_eq!(
+        predict(
+            none,
+            Op::AddTxsa {
+                an: 0,
+                active: true
+            }
+        ),
+        s
+    );
+    // mdo_del_txsa runs before it is unpublished.
+    assert_eq!(predict(s, Op::DelTxsa { an: 0 }), none);
+    assert_eq!(predict(s, Op::DevStop).secy_up, false);
+    assert_eq!(predict(s, Op::DelSecy).offload, Offload::Off);
+    // Upd ops see the SecY already changed.
+    assert_eq!(predict(s, Op::UpdSecy), s);
+    // Out-of-range AN changes nothing.
+    assert_eq!(predict(s, Op::DelTxsa { an: 9 }), s);
+}
+
+#[test]
+fn teardown_retracts_before_setup_advertises_after() {
+    let s = offloaded();
+    let mut p = Port::new(Knowledge::Known(s));
+    let g = p.generation();
+    // Deactivating the encoding SA: retracted before the driver sees it.
+    let next = Knowledge::Known(predict(
+        s,
+        Op::UpdTxsa {
+            an: 0,
+            active: false,
+        },
+    ));
+    assert!(p.before(&next));
+    assert_eq!(p.advertised().protection, Protection::None);
+    assert_eq!(p.generation(), g + 1);
+    assert!(!p.after(next, true));
+    assert_eq!(p.generation(), g + 1);
+    // Reactivating: nothing before, advertised after success only.
+    let next = Knowledge::Known(s);
+    assert!(!p.before(&next));
+    assert_eq!(p.advertised().protection, Protection::None);
+    assert!(p.after(next, true));
+    assert_eq!(p.advertised().protection, Protection::OffloadMac);
+    assert_eq!(p.generation(), g + 2);
+}
+
+#[test]
+fn failed_teardown_re_advertises() {
+    let s = offloaded();
+    let mut p = Port::new(Knowledge::Known(s));
+    let next = Knowledge::Known(predict(s, Op::DevStop));
+    assert!(p.before(&next));
+    assert!(p.after(next, false));
+    assert_eq!(p.advertised().protection, Protection::OffloadMac);
+    assert_eq!(p.generation(), 3);
+}
+
+#[test]
+fn unknown_until_observed() {
+    let mut p = Port::new(Knowledge::Unknown);
+    assert_eq!(p.advertised().reason, Some(Reason::Unknown));
+    // Any operation on the SecY re-observes all of it.
+    let s = offloaded();
+    p.before(&Knowledge::Known(predict(s, Op::Other)));
+    assert_eq!(p.advertised().protection, Protection::None);
+    p.after(Knowledge::Known(predict(s, Op::Other)), true);
+    assert_eq!(p.advertised().protection, Protection::OffloadMac);
+}
+
+// ---- Reference model and random sequences -------------------------------
+
+/// What the reference model allows, straight from the definition.
+fn allowed(s: &Option<SecyState>) -> u8 {
+    let Some(s) = s else { return 0 };
+    let sa = s.tx_sa[s.encoding_sa as usize] == Some(true);
+    let ok = s.secy_up && s.lower_up && sa && s.protect && s.encrypt;
+    match (ok, s.offload) {
+        (false, _) => 0,
+        (true, Offload::Off) => 1,
+        (true, _) => 2,
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Ev {
+    /// An mdo_* call that succeeds or fails in the driver.
+    Mdo(Op, bool),
+    /// `ip link set … type macsec encrypt/protect/encoding_sa` (UpdSecy).
+    SetSecy {
+        protect: bool,
+        encrypt: bool,
+        encoding_sa: u8,
+        ok: bool,
+    },
+    /// Lower link down/up, seen by the notifier after the fact.
+    Lower(bool),
+    /// The SecY netdev deleted (notifier), and created again offloaded.
+    Delete,
+    Create,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        Just(Op::DevOpen),
+        Just(Op::DevStop),
+        Just(Op::AddSecy),
+        Just(Op::DelSecy),
+        (0u8..4, any::<bool>()).prop_map(|(an, active)| Op::AddTxsa { an, active }),
+        (0u8..4, any::<bool>()).prop_map(|(an, active)| Op::UpdTxsa { an, active }),
+        (0u8..4).prop_map(|an| Op::DelTxsa { an }),
+        Just(Op::Other),
+    ]
+}
+
+fn ev() -> impl Strategy<Value = Ev> {
+    prop_oneof![
+        6 => (op(), prop::bool::weighted(0.8)).prop_map(|(o, ok)| Ev::Mdo(o, ok)),
+        2 => (any::<bool>(), any::<bool>(), 0u8..4, prop::bool::weighted(0.8))
+            .prop_map(|(protect, encrypt, encoding_sa, ok)| Ev::SetSecy { protect, encrypt, encoding_sa, ok }),
+        1 => any::<bool>().prop_map(Ev::Lower),
+        1 => Just(Ev::Delete),
+        1 => Just(Ev::Create),
+    ]
+}
+
+fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
+    // The real SecY, as macsec.c holds it.
+    let mut real: Option<SecyState> = Some(SecyState {
+        tx_sa: [None; NUM_AN],
+        ..offloaded()
+    });
+    let mut port = Port::new(Knowledge::Unknown);
+    let mut gen = port.generation();
+    for e in events {
+        let before = allowed(&real);
+        match e {
+            Ev::Mdo(_, ok) | Ev::SetSecy { ok, .. } if real.is_some() => {
+                let mut r = real.unwrap();
+                let op = match e {
+                    Ev::Mdo(op, _) => op,
+                    _ => Op::UpdSecy,
+                };
+                // macsec.c semantics: what the driver sees at call time,
+                // and what holds after success.
+                let (at_call, after) = match (op, &e) {
+                    (
+                        _,
+                        Ev::SetSecy {
+                            protect,
+                            encrypt,
+                            encoding_sa,
+                            ..
+                        },
+                    ) => {
+                        let n = SecyState {
+                            protect: *protect,
+                            encrypt: *encrypt,
+                            encoding_sa: *encoding_sa,
+                            ..r
+                        };
+                        (n, n)
+                    }
+                    (Op::UpdTxsa { an, active }, _) => {
+                        let mut n = r;
+                        n.tx_sa[an as usize] = Some(active);
+                        (n, n)
+                    }
+                    (Op::AddTxsa { an, active }, _) => {
+                        let mut n = r;
+                        n.tx_sa[an as usize] = Some(active);
+                        (r, n)
+                    }
+                    (Op::DelTxsa { an }, _) => {
+                        let mut n = r;
+                        n.tx_sa[an as usize] = None;
+                        (r, n)
+                    }
+                    (Op::DevOpen, _) => (r, SecyState { secy_up: true, ..r }),
+                    (Op::DevStop, _) => (
+                        r,
+                        SecyState {
+                            secy_up: false,
+                            ..r
+                        },
+                    ),
+                    // The driver sees the new mode in ctx->offload.
+                    (Op::AddSecy, _) => {
+                        let n = SecyState {
+                            offload: Offload::Mac,
+                            ..r
+                        };
+                        (n, n)
+                    }
+                    (Op::DelSecy, _) => (
+                        r,
+                        SecyState {
+                            offload: Offload::Off,
+                            ..r
+                        },
+                    ),
+                    (_, _) => (r, r),
+                };
+                let next = Knowledge::Known(predict(at_call, op));
+                port.before(&next);
+                // Safety: whatever the driver does, the port claims no more
+                // than before and after allow.
+                let adv = port.advertised().protection.rank();
+                prop_assert!(adv <= before, "{op:?}: advertised {adv} > before {before}");
+                if ok {
+                    prop_assert!(
+                        adv <= allowed(&Some(after)),
+                        "{op:?}: advertised {adv} > after"
+                    );
+                    r = after;
+                }
+                port.after(next, ok);
+                real = Some(r);
+            }
+            Ev::Mdo(..) | Ev::SetSecy { .. } => continue,
+            Ev::Lower(up) => {
+                if let Some(r) = real.as_mut() {
+                    r.lower_up = up;
+                    port.observe(Knowledge::Known(*r));
+                }
+            }
+            Ev::Delete => {
+                real = None;
+                port.observe(Knowledge::NoSecy);
+            }
+            Ev::Create => {
+                if real.is_none() {
+                    let r = SecyState {
+                        tx_sa: [None; NUM_AN],
+                        secy_up: false,
+                        ..offloaded()
+                    };
+                    real = Some(r);
+                    port.before(&Knowledge::Known(r));
+                    port.after(Knowledge::Known(r), true);
+                }
+            }
+        }
+        // Liveness: once the event is handled, the port says what is true,
+        // unless the SecY has not been observed yet.
+        if port.known() != Knowledge::Unknown {
+            prop_assert_eq!(port.advertised().protection.rank(), allowed(&real));
+            prop_assert_eq!(
+                port.advertised().protection.is_offload(),
+                allowed(&real) == 2
+            );
+        } else {
+            prop_assert_eq!(port.advertised().protection, Protection::None);
+        }
+        // The generation only ever moves forward.
+        prop_assert!(port.generation() >= gen);
+        gen = port.generation();
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 4000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn never_advertises_more_than_the_model(events in prop::collection::vec(ev(), 1..60)) {
+        run(events)?;
+    }
+}
+
+#[test]
+fn generation_counts_changes_exactly() {
+    let s = offloaded();
+    let mut p = Port::new(Knowledge::Known(s));
+    let mut changes = 0;
+    for up in [false, false, true, true, false, true] {
+        if p.observe(Knowledge::Known(SecyState { lower_up: up, ..s })) {
+            changes += 1;
+        }
+    }
+    assert_eq!(changes, 4);
+    assert_eq!(p.generation(), 1 + changes);
+}

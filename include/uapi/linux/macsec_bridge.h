@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause) */
+/* Do not edit directly, auto-generated from: */
+/*	Documentation/netlink/specs/macsec_bridge.yaml */
+/* YNL-GEN uapi header */
+
+#ifndef _UAPI_LINUX_MACSEC_BRIDGE_H
+#define _UAPI_LINUX_MACSEC_BRIDGE_H
+
+#define MACSEC_BRIDGE_FAMILY_NAME	"macsec_bridge"
+#define MACSEC_BRIDGE_FAMILY_VERSION	1
+
+/**
+ * enum macsec_bridge_protection - How strongly the port's egress is protected.
+ * @MACSEC_BRIDGE_PROTECTION_NONE: Not protected, or not known to be.
+ * @MACSEC_BRIDGE_PROTECTION_SOFTWARE: MACsec in software (macsec.c encrypts).
+ * @MACSEC_BRIDGE_PROTECTION_OFFLOAD_MAC: MACsec offloaded to the MAC.
+ * @MACSEC_BRIDGE_PROTECTION_OFFLOAD_PHY: MACsec offloaded to the PHY.
+ */
+enum macsec_bridge_protection {
+	MACSEC_BRIDGE_PROTECTION_NONE,
+	MACSEC_BRIDGE_PROTECTION_SOFTWARE,
+	MACSEC_BRIDGE_PROTECTION_OFFLOAD_MAC,
+	MACSEC_BRIDGE_PROTECTION_OFFLOAD_PHY,
+};
+
+/**
+ * enum macsec_bridge_reason - Why the port is not offload-protected; the first
+ *   that applies.
+ * @MACSEC_BRIDGE_REASON_NONE: The port is offload-protected.
+ * @MACSEC_BRIDGE_REASON_UNKNOWN: The SecY has not been observed since the
+ *   module loaded.
+ * @MACSEC_BRIDGE_REASON_BINDING_STALE: The bound SecY is gone.
+ * @MACSEC_BRIDGE_REASON_NO_SECY: No SecY protects the port.
+ * @MACSEC_BRIDGE_REASON_SECY_DOWN: The MACsec netdev is down.
+ * @MACSEC_BRIDGE_REASON_LOWER_DOWN: The lower device is down or has no
+ *   carrier.
+ * @MACSEC_BRIDGE_REASON_NO_ACTIVE_TX_SA: The encoding TX SA is missing or
+ *   inactive.
+ * @MACSEC_BRIDGE_REASON_PROTECT_OFF: protect_frames is off.
+ * @MACSEC_BRIDGE_REASON_ENCRYPT_OFF: encrypt is off.
+ * @MACSEC_BRIDGE_REASON_OFFLOAD_OFF: The SecY protects in software only.
+ */
+enum macsec_bridge_reason {
+	MACSEC_BRIDGE_REASON_NONE,
+	MACSEC_BRIDGE_REASON_UNKNOWN,
+	MACSEC_BRIDGE_REASON_BINDING_STALE,
+	MACSEC_BRIDGE_REASON_NO_SECY,
+	MACSEC_BRIDGE_REASON_SECY_DOWN,
+	MACSEC_BRIDGE_REASON_LOWER_DOWN,
+	MACSEC_BRIDGE_REASON_NO_ACTIVE_TX_SA,
+	MACSEC_BRIDGE_REASON_PROTECT_OFF,
+	MACSEC_BRIDGE_REASON_ENCRYPT_OFF,
+	MACSEC_BRIDGE_REASON_OFFLOAD_OFF,
+};
+
+/**
+ * enum macsec_bridge_relation - Where the port's SecY comes from.
+ * @MACSEC_BRIDGE_RELATION_SELF: The port is the MACsec netdev (RXE on
+ *   macsec0).
+ * @MACSEC_BRIDGE_RELATION_UPPER: The port is the real device of an offloaded
+ *   MACsec netdev; only traffic on that netdev's addresses (RoCE GIDs) is
+ *   protected.
+ * @MACSEC_BRIDGE_RELATION_BOUND: An administrator bound the port to a SecY in
+ *   another namespace.
+ */
+enum macsec_bridge_relation {
+	MACSEC_BRIDGE_RELATION_SELF,
+	MACSEC_BRIDGE_RELATION_UPPER,
+	MACSEC_BRIDGE_RELATION_BOUND,
+};
+
+/**
+ * enum macsec_bridge_cipher - MACsec cipher suite.
+ */
+enum macsec_bridge_cipher {
+	MACSEC_BRIDGE_CIPHER_GCM_AES_128,
+	MACSEC_BRIDGE_CIPHER_GCM_AES_256,
+	MACSEC_BRIDGE_CIPHER_GCM_AES_XPN_128,
+	MACSEC_BRIDGE_CIPHER_GCM_AES_XPN_256,
+};
+
+/**
+ * enum macsec_bridge_feature_owner - Who owns NETIF_F_HW_MACSEC on the port.
+ * @MACSEC_BRIDGE_FEATURE_OWNER_BRIDGE: This module sets and clears it in
+ *   lockstep.
+ * @MACSEC_BRIDGE_FEATURE_OWNER_DRIVER: The port's driver set it; this module
+ *   leaves it alone.
+ */
+enum macsec_bridge_feature_owner {
+	MACSEC_BRIDGE_FEATURE_OWNER_BRIDGE,
+	MACSEC_BRIDGE_FEATURE_OWNER_DRIVER,
+};
+
+enum {
+	MACSEC_BRIDGE_A_DEV_IFINDEX = 1,
+	MACSEC_BRIDGE_A_DEV_IFNAME,
+	MACSEC_BRIDGE_A_DEV_RDMA_DEV,
+	MACSEC_BRIDGE_A_DEV_PROTECTION,
+	MACSEC_BRIDGE_A_DEV_REASON,
+	MACSEC_BRIDGE_A_DEV_RELATION,
+	MACSEC_BRIDGE_A_DEV_SECY_IFINDEX,
+	MACSEC_BRIDGE_A_DEV_SCI,
+	MACSEC_BRIDGE_A_DEV_CIPHER,
+	MACSEC_BRIDGE_A_DEV_ENCRYPT,
+	MACSEC_BRIDGE_A_DEV_FEATURE_OWNER,
+	MACSEC_BRIDGE_A_DEV_GENERATION,
+	MACSEC_BRIDGE_A_DEV_PAD,
+
+	__MACSEC_BRIDGE_A_DEV_MAX,
+	MACSEC_BRIDGE_A_DEV_MAX = (__MACSEC_BRIDGE_A_DEV_MAX - 1)
+};
+
+enum {
+	MACSEC_BRIDGE_CMD_DEV_GET = 1,
+	MACSEC_BRIDGE_CMD_DEV_CHANGE_NTF,
+
+	__MACSEC_BRIDGE_CMD_MAX,
+	MACSEC_BRIDGE_CMD_MAX = (__MACSEC_BRIDGE_CMD_MAX - 1)
+};
+
+#define MACSEC_BRIDGE_MCGRP_MONITOR	"monitor"
+
+#endif /* _UAPI_LINUX_MACSEC_BRIDGE_H */
