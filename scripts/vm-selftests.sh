@@ -23,6 +23,8 @@ fi
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 export BASE_DIR=$stage
+# Tests that use the kernel tree's tools (the YNL CLI) find it here.
+export KSFT_KDIR=$kdir MACSEC_BRIDGE_SPEC=$top/Documentation/netlink/specs/macsec_bridge.yaml
 cd "$stage/drivers/net/macsec_bridge" || exit 1
 # shellcheck source=/dev/null
 . "$stage/kselftest/runner.sh"

@@ -5,12 +5,18 @@
 //!
 //! For every netdev that backs an RDMA device, the module keeps
 //! `NETIF_F_HW_MACSEC` and the `macsec_bridge` generic netlink family's
-//! per-port object in lockstep with the real, offloaded SecY state.  See
+//! per-port object in lockstep with the real, offloaded SecY state. See
 //! `Documentation/networking/macsec_bridge.rst`.
+//!
+//! This version tracks the ports (through an RDMA client) and serves them
+//! over the family; the SecY observation that moves them out of
+//! `reason unknown` is not wired yet.
 
 use kernel::prelude::*;
 
 pub mod lockstep;
+mod netlink;
+mod ports;
 
 module! {
     type: MacsecBridge,
@@ -20,12 +26,24 @@ module! {
     license: "GPL",
 }
 
-struct MacsecBridge;
+struct MacsecBridge {
+    // Dropped first: no request runs once the family is gone.
+    _family: Pin<KBox<kernel::net::genetlink::Registration<netlink::Family>>>,
+    _ports: ports::Tracking,
+}
 
 impl kernel::Module for MacsecBridge {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let ports = ports::Tracking::start()?;
+        let family = KBox::pin_init(
+            kernel::net::genetlink::Registration::new(module, netlink::Family),
+            GFP_KERNEL,
+        )?;
         pr_info!("loaded\n");
-        Ok(MacsecBridge)
+        Ok(MacsecBridge {
+            _family: family,
+            _ports: ports,
+        })
     }
 }
 
