@@ -25,6 +25,7 @@ use crate::{
     sync::Arc,
     types::{ARef, Opaque},
 };
+use core::sync::atomic::{AtomicPtr, Ordering};
 use ffi::c_int;
 
 /// Key length of the 256-bit cipher suites (uapi `MACSEC_GCM_AES_256_SAK_LEN`).
@@ -247,8 +248,9 @@ pub trait Observer: Send + Sync {
 ///
 /// # Invariants
 ///
-/// While installed, `dev->macsec_ops == &ops`, `orig` is the pointer it
-/// replaced (valid: driver tables are static), and every non-NULL `mdo_*` slot
+/// While installed, `dev->macsec_ops == &ops`, `INTERPOSED[slot] == dev` (so
+/// no other interposer is on `dev`), `orig` is the pointer it replaced
+/// (valid: driver tables are static), and every non-NULL `mdo_*` slot
 /// of `ops` is a trampoline of `Interposed<T>` whose original slot is
 /// non-NULL.
 #[repr(C)]
@@ -257,6 +259,8 @@ struct Interposed<T: Observer> {
     orig: *const bindings::macsec_ops,
     dev: ARef<NetDevice>,
     observer: Arc<T>,
+    /// Our claim in [`INTERPOSED`].
+    slot: usize,
 }
 
 /// An installed interposer; restore it with [`Installed::restore`].
@@ -369,13 +373,30 @@ impl<T: Observer> Interposed<T> {
     }
 }
 
+/// Most devices interposed at once.
+const MAX_INTERPOSED: usize = 256;
+
+/// The devices that carry an interposer, one slot each.
+///
+/// [`Interposed::call`] finds its table through `dev->macsec_ops`; that is
+/// only sound if the table there belongs to the interposer being called, so
+/// a device carries at most one interposer (of any observer type). Slots are
+/// claimed and released under RTNL.
+static INTERPOSED: [AtomicPtr<bindings::net_device>; MAX_INTERPOSED] =
+    [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_INTERPOSED];
+
 /// Installs [`Observer`]s on devices' `macsec_ops`.
+///
+/// A device carries at most one interposer: installing a second one fails
+/// with `EBUSY`.
 pub struct Interposer;
 
 impl Interposer {
     /// Interposes `observer` on `dev`'s `macsec_ops`.
     ///
-    /// Fails with `EOPNOTSUPP` when the device has no `macsec_ops`.
+    /// Fails with `EOPNOTSUPP` when the device has no `macsec_ops`, `EBUSY`
+    /// when it already carries an interposer and `ENOSPC` when too many
+    /// devices do.
     pub fn install<T: Observer>(
         _rtnl: &Rtnl,
         dev: &NetDevice,
@@ -388,6 +409,17 @@ impl Interposer {
         if orig.is_null() {
             return Err(EOPNOTSUPP);
         }
+        if INTERPOSED
+            .iter()
+            .any(|d| core::ptr::eq(d.load(Ordering::Relaxed), raw))
+        {
+            return Err(EBUSY);
+        }
+        // RTNL serialises installers: a free slot stays free until taken.
+        let slot = INTERPOSED
+            .iter()
+            .position(|d| d.load(Ordering::Relaxed).is_null())
+            .ok_or(ENOSPC)?;
         // SAFETY: a non-NULL `macsec_ops` is a valid table.
         let ops = Interposed::<T>::build(unsafe { &*orig });
         let inner = KBox::new(
@@ -396,9 +428,11 @@ impl Interposer {
                 orig,
                 dev: dev.into(),
                 observer,
+                slot,
             },
             GFP_KERNEL,
         )?;
+        INTERPOSED[slot].store(raw, Ordering::Relaxed);
         // INVARIANT: the table is complete before it is published; readers
         // see either the old or the new pointer, both valid.
         // SAFETY: the device is valid, RTNL is held; a pointer-sized store is
@@ -439,6 +473,7 @@ impl<T: Observer> Installed<T> {
             // RX and TX paths may still hold the copy: wait them out.
             bindings::synchronize_net();
         }
+        INTERPOSED[inner.slot].store(core::ptr::null_mut(), Ordering::Relaxed);
         drop(inner);
     }
 }

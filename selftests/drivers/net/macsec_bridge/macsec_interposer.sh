@@ -29,10 +29,12 @@ before=$(dmesg | wc -l)
 log() { dmesg | tail -n +$((before + 1)) | grep 'macsec_interposer_test:'; }
 
 ktap_print_header
-ktap_set_plan 9
+ktap_set_plan 10
 
 check "load the test module" insmod "$KO"
 check "interposer installed on $port" bash -c "dmesg | tail -n +$((before + 1)) | grep -q 'installed on $port orig='"
+check "a second interposer on the same device is refused (EBUSY)" \
+	bash -c "dmesg | tail -n +$((before + 1)) | grep -q 'second install on $port: -16'"
 check "ip link add … offload mac succeeds through the interposer" \
 	ip link add link "$port" mit_macsec0 type macsec port 4 offload mac
 check "observed before AddSecy" bash -c "$(declare -f log); before=$before; log | grep -q 'before AddSecy lower=$port secy=mit_macsec0'"

@@ -68,6 +68,13 @@ impl Watcher {
             return;
         };
         pr_info!("installed on {} orig={:p}\n", dev.name(), ins.original());
+        // A device carries one interposer at most.
+        let again = Interposer::install(rtnl, dev, self.log.clone()).map(|_| ());
+        pr_info!(
+            "second install on {}: {}\n",
+            dev.name(),
+            again.err().map_or(0, |e| e.to_errno())
+        );
         if self.installed.lock().push(Some(ins), GFP_KERNEL).is_err() {
             pr_err!("out of memory tracking {}\n", dev.name());
         }
