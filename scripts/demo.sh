@@ -18,4 +18,4 @@ make -s -C "$kdir" M="$mod" ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" \
 	BINDGEN="$BINDGEN" modules >/dev/null
 echo "booting $(make -s -C "$kdir" kernelrelease) under TCG ..."
 exec "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 600 \
-	"$top/scripts/demo-guest.sh" "$mod/drivers/net/macsec_bridge/macsec_bridge.ko"
+	"$top/scripts/demo-guest.sh" "$mod/drivers/net/macsec_bridge/macsec_bridge.ko" "$kdir"

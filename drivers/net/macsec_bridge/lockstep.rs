@@ -22,7 +22,10 @@
 pub enum Protection {
     /// Not protected (or not known to be).
     None,
-    /// MACsec in software (`macsec.c` encrypts).
+    /// MACsec in software (`macsec.c` encrypts). Part of the uAPI but never
+    /// reported on Linux 6.12: a software SecY emits no event when its SAs,
+    /// `protect_frames` or `encrypt` change, so the module cannot keep such
+    /// a claim true (see [`evaluate`]).
     Software,
     /// MACsec offloaded to the PHY.
     OffloadPhy,
@@ -68,7 +71,8 @@ pub enum Reason {
     ProtectOff,
     /// `encrypt` is off: integrity only, no confidentiality.
     EncryptOff,
-    /// Everything else holds, but the SecY is not offloaded.
+    /// The SecY is not offloaded (it may protect in software; that cannot
+    /// be observed).
     OffloadOff,
 }
 
@@ -151,9 +155,18 @@ pub fn evaluate(k: &Knowledge) -> Verdict {
         Knowledge::NoSecy => return Verdict::none(Reason::NoSecy),
         Knowledge::Known(s) => s,
     };
+    if !s.secy_up {
+        return Verdict::none(Reason::SecyDown);
+    }
+    if !s.lower_up {
+        return Verdict::none(Reason::LowerDown);
+    }
+    // A software SecY calls no `mdo_*`: its SAs, protect_frames and encrypt
+    // change unseen, so nothing beyond the netdev states can be vouched for.
+    if s.offload == Offload::Off {
+        return Verdict::none(Reason::OffloadOff);
+    }
     let failing = [
-        (!s.secy_up, Reason::SecyDown),
-        (!s.lower_up, Reason::LowerDown),
         (!s.encoding_sa_active(), Reason::NoActiveTxSa),
         (!s.protect, Reason::ProtectOff),
         (!s.encrypt, Reason::EncryptOff),
@@ -162,10 +175,7 @@ pub fn evaluate(k: &Knowledge) -> Verdict {
         return Verdict::none(*reason);
     }
     match s.offload {
-        Offload::Off => Verdict {
-            protection: Protection::Software,
-            reason: Some(Reason::OffloadOff),
-        },
+        Offload::Off => Verdict::none(Reason::OffloadOff),
         Offload::Phy => Verdict {
             protection: Protection::OffloadPhy,
             reason: None,
@@ -247,6 +257,10 @@ pub fn predict(at_call: SecyState, op: Op) -> SecyState {
 #[derive(Clone, Debug)]
 pub struct Port {
     known: Knowledge,
+    /// Where the operation in flight leads, between [`Port::before`] and
+    /// [`Port::after`]: until it is over, nothing observed may lift the
+    /// port above it.
+    pending: Option<Knowledge>,
     advertised: Verdict,
     generation: u64,
 }
@@ -256,6 +270,7 @@ impl Port {
     pub fn new(known: Knowledge) -> Port {
         Port {
             known,
+            pending: None,
             advertised: evaluate(&known),
             generation: 1,
         }
@@ -286,26 +301,17 @@ impl Port {
     }
 
     /// Before an operation whose success leads to `next` is forwarded:
-    /// advertise no more than both now and `next` allow. Returns whether the
-    /// advertised state changed.
+    /// advertise no more than both now and `next` allow, until
+    /// [`Port::after`]. Returns whether the advertised state changed.
     pub fn before(&mut self, next: &Knowledge) -> bool {
-        let now = evaluate(&self.known);
-        let then = evaluate(next);
-        let weaker = if then.protection.rank() < now.protection.rank() {
-            then
-        } else {
-            now
-        };
-        if weaker.protection.rank() < self.advertised.protection.rank() {
-            self.advertise(weaker)
-        } else {
-            false
-        }
+        self.pending = Some(*next);
+        self.settle()
     }
 
     /// After the operation: on success the SecY is `next`, on failure
     /// `macsec.c` restored it. Converges on what is known.
     pub fn after(&mut self, next: Knowledge, ok: bool) -> bool {
+        self.pending = None;
         if ok {
             self.known = next;
         }
@@ -313,13 +319,31 @@ impl Port {
     }
 
     /// A change observed after the fact (a netdevice event, which runs in
-    /// the same RTNL section as the change).
+    /// the same RTNL section as the change). While an operation is in
+    /// flight, the port stays at or below where it leads.
     pub fn observe(&mut self, known: Knowledge) -> bool {
         self.known = known;
         self.settle()
     }
 
+    /// What the port may advertise: what is known, and no more than the
+    /// operation in flight leads to.
+    fn target(&self) -> Verdict {
+        let now = evaluate(&self.known);
+        match &self.pending {
+            Some(next) => {
+                let then = evaluate(next);
+                if then.protection.rank() < now.protection.rank() {
+                    then
+                } else {
+                    now
+                }
+            }
+            None => now,
+        }
+    }
+
     fn settle(&mut self) -> bool {
-        self.advertise(evaluate(&self.known))
+        self.advertise(self.target())
     }
 }

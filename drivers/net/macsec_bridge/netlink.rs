@@ -6,18 +6,29 @@
 //! below are those of `include/uapi/linux/macsec_bridge.h`, generated from
 //! it; a selftest checks the two against each other through `ynl`).
 
+use crate::bridge::{self, Owner, PortEntry, Relation, Secy};
 use crate::lockstep::{Protection, Reason};
-use crate::ports::{with_table, Entry};
 use kernel::net::genetlink::{self, Dump, Info, Msg, Op, Perm, Policy, Registration};
+use kernel::net::macsec::Cipher;
 use kernel::{c_str, prelude::*};
 
 const CMD_DEV_GET: u8 = 1;
+/// `dev-change-ntf`.
+pub(crate) const CMD_DEV_CHANGE_NTF: u8 = 2;
+/// The `monitor` group (index into [`Family::MCGRPS`]).
+pub(crate) const MCGRP_MONITOR: u32 = 0;
 
 const A_DEV_IFINDEX: u16 = 1;
 const A_DEV_IFNAME: u16 = 2;
 const A_DEV_RDMA_DEV: u16 = 3;
 const A_DEV_PROTECTION: u16 = 4;
 const A_DEV_REASON: u16 = 5;
+const A_DEV_RELATION: u16 = 6;
+const A_DEV_SECY_IFINDEX: u16 = 7;
+const A_DEV_SCI: u16 = 8;
+const A_DEV_CIPHER: u16 = 9;
+const A_DEV_ENCRYPT: u16 = 10;
+const A_DEV_FEATURE_OWNER: u16 = 11;
 const A_DEV_GENERATION: u16 = 12;
 const A_DEV_PAD: u16 = 13;
 
@@ -45,8 +56,31 @@ fn reason(r: Option<Reason>) -> u32 {
     }
 }
 
-/// Writes one port object.
-fn fill(msg: &mut Msg<'_>, e: &Entry) -> Result {
+fn relation(r: Relation) -> u32 {
+    match r {
+        Relation::SelfDev => 0,
+        Relation::Upper => 1,
+    }
+}
+
+fn cipher(c: Cipher) -> u32 {
+    match c {
+        Cipher::GcmAes128 => 0,
+        Cipher::GcmAes256 => 1,
+        Cipher::GcmAesXpn128 => 2,
+        Cipher::GcmAesXpn256 => 3,
+    }
+}
+
+fn owner(o: Owner) -> u32 {
+    match o {
+        Owner::Bridge => 0,
+        Owner::Driver => 1,
+    }
+}
+
+/// Writes one port object; `secys` is where its SecY's details are.
+pub(crate) fn fill(msg: &mut Msg<'_>, e: &PortEntry, secys: &[Option<Secy>]) -> Result {
     msg.put_u32(A_DEV_IFINDEX, e.dev.ifindex() as u32)?;
     msg.put_string(A_DEV_IFNAME, e.dev.name())?;
     for (_, name) in e.rdma.iter() {
@@ -59,7 +93,24 @@ fn fill(msg: &mut Msg<'_>, e: &Entry) -> Result {
     let v = e.port.advertised();
     msg.put_u32(A_DEV_PROTECTION, protection(v.protection))?;
     msg.put_u32(A_DEV_REASON, reason(v.reason))?;
-    msg.put_u64(A_DEV_GENERATION, e.port.generation(), A_DEV_PAD)?;
+    if let Some(r) = e.relation {
+        msg.put_u32(A_DEV_RELATION, relation(r))?;
+    }
+    if let Some(d) = &e.secy {
+        msg.put_u32(A_DEV_SECY_IFINDEX, d.ifindex() as u32)?;
+        if let Some(s) = secys.iter().flatten().find(|s| *s.dev == **d) {
+            if let Some((sci, c)) = s.id {
+                // Already in network byte order, as the spec says.
+                msg.put_u64(A_DEV_SCI, sci, A_DEV_PAD)?;
+                msg.put_u32(A_DEV_CIPHER, cipher(c))?;
+            }
+            if let Some(enc) = bridge::encrypt(&s.known) {
+                msg.put_u8(A_DEV_ENCRYPT, enc.into())?;
+            }
+        }
+    }
+    msg.put_u32(A_DEV_FEATURE_OWNER, owner(e.owner))?;
+    msg.put_u64(A_DEV_GENERATION, e.generation, A_DEV_PAD)?;
     Ok(())
 }
 
@@ -89,16 +140,17 @@ impl genetlink::Family for Family {
     fn doit(&self, _reg: &Registration<Self>, cmd: u8, info: &mut Info<'_>) -> Result {
         let ifindex = info.require(A_DEV_IFINDEX)?.as_u32();
         let mut reply = info.reply(cmd)?;
-        let found = with_table(|t| -> Result<bool> {
-            let entries = t.entries.lock();
-            let Some(e) = entries
+        let found = bridge::with(|b| -> Result<bool> {
+            let st = b.state.lock();
+            let Some(e) = st
+                .ports
                 .iter()
                 .flatten()
                 .find(|e| e.dev.ifindex() as u32 == ifindex && *e.dev.net() == *info.net())
             else {
                 return Ok(false);
             };
-            fill(&mut reply, e)?;
+            fill(&mut reply, e, &st.secys)?;
             Ok(true)
         })
         .unwrap_or(Ok(false))?;
@@ -113,14 +165,14 @@ impl genetlink::Family for Family {
     }
 
     fn dumpit(&self, _reg: &Registration<Self>, cmd: u8, dump: &mut Dump<'_>) -> Result {
-        with_table(|t| -> Result {
-            let entries = t.entries.lock();
+        bridge::with(|b| -> Result {
+            let st = b.state.lock();
             let start = dump.state()[0] as usize;
-            for (i, e) in entries.iter().enumerate().skip(start) {
+            for (i, e) in st.ports.iter().enumerate().skip(start) {
                 if let Some(e) = e {
                     if *e.dev.net() == *dump.net() {
                         let mut msg = dump.message(cmd)?;
-                        fill(&mut msg, e)?;
+                        fill(&mut msg, e, &st.secys)?;
                         dump.commit(msg);
                     }
                 }

@@ -41,7 +41,29 @@ fn state_table() {
             offload: Offload::Off,
             ..s
         })),
-        (P::Software, Some(Reason::OffloadOff))
+        (P::None, Some(Reason::OffloadOff))
+    );
+    // In software mode only the netdev states are observable.
+    let sw = SecyState {
+        offload: Offload::Off,
+        tx_sa: [None; NUM_AN],
+        protect: false,
+        ..s
+    };
+    assert_eq!(verdict(k(sw)), (P::None, Some(Reason::OffloadOff)));
+    assert_eq!(
+        verdict(k(SecyState {
+            secy_up: false,
+            ..sw
+        })),
+        (P::None, Some(Reason::SecyDown))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            lower_up: false,
+            ..sw
+        })),
+        (P::None, Some(Reason::LowerDown))
     );
     assert_eq!(
         verdict(k(SecyState {
@@ -185,7 +207,8 @@ fn unknown_until_observed() {
 
 // ---- Reference model and random sequences -------------------------------
 
-/// What the reference model allows, straight from the definition.
+/// What the SecY really gives (0 none, 1 software, 2 offload), straight
+/// from the definition: the port must never advertise more.
 fn allowed(s: &Option<SecyState>) -> u8 {
     let Some(s) = s else { return 0 };
     let sa = s.tx_sa[s.encoding_sa as usize] == Some(true);
@@ -197,10 +220,22 @@ fn allowed(s: &Option<SecyState>) -> u8 {
     }
 }
 
+/// What the port must advertise once an event is handled: offload when the
+/// SecY gives it, otherwise nothing (software protection is not observable).
+fn claimable(s: &Option<SecyState>) -> u8 {
+    if allowed(s) == 2 {
+        2
+    } else {
+        0
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Ev {
-    /// An mdo_* call that succeeds or fails in the driver.
-    Mdo(Op, bool),
+    /// An mdo_* call that succeeds or fails in the driver; with `true`
+    /// last, an event arrives while it runs and re-reads the old state
+    /// (the bridge's own feature change coming back as FEAT_CHANGE).
+    Mdo(Op, bool, bool),
     /// `ip link set … type macsec encrypt/protect/encoding_sa` (UpdSecy).
     SetSecy {
         protect: bool,
@@ -230,7 +265,8 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn ev() -> impl Strategy<Value = Ev> {
     prop_oneof![
-        6 => (op(), prop::bool::weighted(0.8)).prop_map(|(o, ok)| Ev::Mdo(o, ok)),
+        6 => (op(), prop::bool::weighted(0.8), any::<bool>())
+            .prop_map(|(o, ok, reread)| Ev::Mdo(o, ok, reread)),
         2 => (any::<bool>(), any::<bool>(), 0u8..4, prop::bool::weighted(0.8))
             .prop_map(|(protect, encrypt, encoding_sa, ok)| Ev::SetSecy { protect, encrypt, encoding_sa, ok }),
         1 => any::<bool>().prop_map(Ev::Lower),
@@ -250,10 +286,10 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
     for e in events {
         let before = allowed(&real);
         match e {
-            Ev::Mdo(_, ok) | Ev::SetSecy { ok, .. } if real.is_some() => {
+            Ev::Mdo(_, ok, _) | Ev::SetSecy { ok, .. } if real.is_some() => {
                 let mut r = real.unwrap();
                 let op = match e {
-                    Ev::Mdo(op, _) => op,
+                    Ev::Mdo(op, _, _) => op,
                     _ => Op::UpdSecy,
                 };
                 // macsec.c semantics: what the driver sees at call time,
@@ -318,6 +354,9 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 };
                 let next = Knowledge::Known(predict(at_call, op));
                 port.before(&next);
+                if let Ev::Mdo(_, _, true) = e {
+                    port.observe(port.known());
+                }
                 // Safety: whatever the driver does, the port claims no more
                 // than before and after allow.
                 let adv = port.advertised().protection.rank();
@@ -359,11 +398,8 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
         // Liveness: once the event is handled, the port says what is true,
         // unless the SecY has not been observed yet.
         if port.known() != Knowledge::Unknown {
-            prop_assert_eq!(port.advertised().protection.rank(), allowed(&real));
-            prop_assert_eq!(
-                port.advertised().protection.is_offload(),
-                allowed(&real) == 2
-            );
+            prop_assert_eq!(port.advertised().protection.rank(), claimable(&real));
+            prop_assert!(port.advertised().protection.rank() <= allowed(&real));
         } else {
             prop_assert_eq!(port.advertised().protection, Protection::None);
         }
@@ -385,6 +421,25 @@ proptest! {
     fn never_advertises_more_than_the_model(events in prop::collection::vec(ev(), 1..60)) {
         run(events)?;
     }
+}
+
+#[test]
+fn nothing_observed_lifts_a_retraction_in_flight() {
+    let s = offloaded();
+    let mut p = Port::new(Knowledge::Known(s));
+    let off = Knowledge::Known(SecyState {
+        encrypt: false,
+        ..s
+    });
+    assert!(p.before(&off));
+    assert_eq!(p.advertised().protection, Protection::None);
+    // An event while the operation runs (our own feature change coming
+    // back as NETDEV_FEAT_CHANGE) re-reads the old state: still retracted.
+    assert!(!p.observe(Knowledge::Known(s)));
+    assert_eq!(p.advertised().reason, Some(Reason::EncryptOff));
+    // The operation failed: back to what holds.
+    assert!(p.after(off, false));
+    assert_eq!(p.advertised().protection, Protection::OffloadMac);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 # The macsec_bridge family, through the kernel's own YNL CLI and the spec:
 # every netdev that backs an RDMA device is a port object (dump and do),
 # RDMA devices added and removed while the module runs are followed, a port
-# never observed says `reason unknown`, and bad requests get an extack.
+# with no SecY says `reason no-secy`, and bad requests get an extack.
 #
 # RXE in 6.12 lives in init_net only, so this test runs there.
 set -u
@@ -50,9 +50,9 @@ check "load the module" insmod "$MODULE_KO"
 check "dump lists the port that existed before loading, with its RDMA device" \
 	bash -c "$(declare -f ynl pyq); cli=$cli spec=$spec; ynl --dump dev-get |
 		pyq 'any(p[\"ifname\"] == \"mbv0\" and p[\"rdma-dev\"] == [\"mb_rxe0\"] for p in d)'"
-check "a port never observed claims nothing: protection none, reason unknown" \
+check "a port with no SecY anywhere: protection none, reason no-secy" \
 	bash -c "$(declare -f ynl pyq); cli=$cli spec=$spec; ynl --do dev-get --json '{\"ifindex\": $idx}' |
-		pyq 'd[\"protection\"] == \"none\" and d[\"reason\"] == \"unknown\" and d[\"generation\"] >= 1'"
+		pyq 'd[\"protection\"] == \"none\" and d[\"reason\"] == \"no-secy\" and d[\"generation\"] >= 1'"
 check "an RDMA device added later is followed" \
 	bash -c "rdma link add mb_rxe1 type rxe netdev mbv1 && $(declare -f ynl pyq); cli=$cli spec=$spec;
 		ynl --dump dev-get | pyq 'any(p[\"ifname\"] == \"mbv1\" for p in d)'"

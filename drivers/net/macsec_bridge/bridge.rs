@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the module knows, what each port advertises, and every path that
+//! changes either.
+//!
+//! Three sources feed the [`State`], all under RTNL: the interposed
+//! `macsec_ops` of every device that has them (the only synchronous view of
+//! an offloaded SecY), the netdevice notifier (devices appearing, going
+//! away, up and down, feature changes), and the RDMA client (which takes
+//! RTNL itself). RTNL serialises every writer; the state's mutex, taken
+//! inside RTNL, lets netlink readers in without it.
+//!
+//! A feature change re-enters the notifier (`NETDEV_FEAT_CHANGE`), so no
+//! writer touches a device with the mutex held: it updates the state,
+//! collects [`Effects`], unlocks, then applies them, still under RTNL.
+
+use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NUM_AN};
+use crate::netlink;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::net::device::{Features, NetDevice};
+use kernel::net::genetlink::{self, Msg};
+use kernel::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer};
+use kernel::net::notifier::{NetdevEvent, NetdevNotifier};
+use kernel::net::rtnl::Rtnl;
+use kernel::sync::{Arc, Mutex};
+use kernel::types::ARef;
+use kernel::{bindings, new_mutex, prelude::*, rdma};
+
+/// Where a port's SecY comes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Relation {
+    /// The port is the MACsec netdev.
+    SelfDev,
+    /// The port is the real device of the MACsec netdev.
+    Upper,
+}
+
+/// Who owns `NETIF_F_HW_MACSEC` on a port.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Owner {
+    /// This module: set iff the port advertises offload.
+    Bridge,
+    /// The port's driver had it when the port appeared: never touched.
+    Driver,
+}
+
+/// A MACsec netdev.
+pub(crate) struct Secy {
+    /// The MACsec netdev.
+    pub(crate) dev: ARef<NetDevice>,
+    /// Its real device.
+    lower: Option<ARef<NetDevice>>,
+    /// What is known of the SecY.
+    pub(crate) known: Knowledge,
+    /// SCI (as on the wire) and cipher, once an offload operation showed
+    /// them.
+    pub(crate) id: Option<(u64, macsec::Cipher)>,
+}
+
+/// A port: a netdev that backs an RDMA device.
+pub(crate) struct PortEntry {
+    /// The netdev.
+    pub(crate) dev: ARef<NetDevice>,
+    /// The RDMA devices on it: (identity, name).
+    pub(crate) rdma: KVec<(usize, KVec<u8>)>,
+    /// The advertised state.
+    pub(crate) port: Port,
+    /// Where its SecY comes from, if it has one.
+    pub(crate) relation: Option<Relation>,
+    /// The MACsec netdev of its SecY.
+    pub(crate) secy: Option<ARef<NetDevice>>,
+    /// Who owns the feature bit.
+    pub(crate) owner: Owner,
+    /// The object's generation: the bridge's clock when it last changed.
+    pub(crate) generation: u64,
+    /// The object as last announced (`None` before the first notification).
+    last: Option<View>,
+    /// Retracted and announced once more by the next [`Bridge::finish`],
+    /// then dropped.
+    gone: bool,
+}
+
+/// The parts of a port's object that a notification reports (and the
+/// generation stands for).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct View {
+    verdict: Verdict,
+    relation: Option<Relation>,
+    secy: i32,
+    id: Option<(u64, macsec::Cipher)>,
+    encrypt: Option<bool>,
+    owner: Owner,
+    ifindex: i32,
+    name: [u8; 16],
+}
+
+/// Everything the bridge knows.
+pub(crate) struct State {
+    /// Set at unload: events are ignored from then on.
+    closing: bool,
+    /// The last generation handed out. Generations are shared by all ports
+    /// and start from the monotonic clock (in ns) at load, so they only
+    /// grow, across ports, re-created ports and module reloads alike.
+    clock: u64,
+    /// The ports.
+    pub(crate) ports: KVec<Option<PortEntry>>,
+    /// Every MACsec netdev, in every namespace.
+    pub(crate) secys: KVec<Option<Secy>>,
+    /// The interposed devices.
+    lowers: KVec<Option<Installed<Bridge>>>,
+}
+
+impl State {
+    /// The SecY of MACsec netdev `dev`.
+    pub(crate) fn secy(&self, dev: &NetDevice) -> Option<&Secy> {
+        self.secys.iter().flatten().find(|s| *s.dev == *dev)
+    }
+}
+
+/// Puts `v` in the first free slot of `slots` and returns the slot's index;
+/// gives `v` back if there is no memory.
+fn put<T>(slots: &mut KVec<Option<T>>, v: T) -> Result<usize, T> {
+    if let Some(i) = slots.iter().position(|s| s.is_none()) {
+        slots[i] = Some(v);
+        return Ok(i);
+    }
+    // Reserve first: a failed `push` would drop `v`.
+    if slots.reserve(1, GFP_KERNEL).is_err() {
+        return Err(v);
+    }
+    let i = slots.len();
+    // Cannot fail: capacity is reserved.
+    let _ = slots.push(Some(v), GFP_KERNEL);
+    Ok(i)
+}
+
+/// What a writer does once the state is unlocked.
+struct Effects {
+    /// Set (`true`) or clear `NETIF_F_HW_MACSEC` on a port.
+    features: KVec<(ARef<NetDevice>, bool)>,
+    /// `dev-change-ntf` messages, with the port whose namespace gets them.
+    notes: KVec<(ARef<NetDevice>, Msg<'static>)>,
+    /// Interposers to take off.
+    restore: KVec<Installed<Bridge>>,
+}
+
+impl Effects {
+    fn new() -> Effects {
+        Effects {
+            features: KVec::new(),
+            notes: KVec::new(),
+            restore: KVec::new(),
+        }
+    }
+
+    /// Takes `i` off once the state is unlocked, or at once if there is no
+    /// memory to remember it (an `Installed` must not be dropped under
+    /// RTNL: its `Drop` takes RTNL).
+    fn restore(&mut self, rtnl: &Rtnl, i: Installed<Bridge>) {
+        if self.restore.reserve(1, GFP_KERNEL).is_ok() {
+            // Cannot fail: capacity is reserved.
+            let _ = self.restore.push(i, GFP_KERNEL);
+        } else {
+            i.restore(rtnl);
+        }
+    }
+}
+
+/// The real device of MACsec netdev `dev`.
+fn real_dev(dev: &NetDevice) -> Option<ARef<NetDevice>> {
+    if !dev.is_macsec() {
+        return None;
+    }
+    // SAFETY: `dev` is a valid MACsec netdev, whose private data
+    // `macsec_get_real_dev` reads; the result is valid for as long as `dev`
+    // holds it, and is turned into a reference of our own at once.
+    let raw = unsafe { bindings::macsec_get_real_dev(dev.as_raw()) };
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: non-null and valid, as above.
+    Some(unsafe { NetDevice::from_raw(raw) }.into())
+}
+
+/// What is known of MACsec netdev `dev` without having observed it.
+///
+/// A software SecY is fully described by its netdev states (nothing else of
+/// it is observable, see [`lockstep::evaluate`]). An offloaded one existed
+/// before the module loaded, or was created under another interposer: its
+/// SAs and flags are unknown until an offload operation shows them.
+fn unobserved(dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledge {
+    // SAFETY: `dev` is a valid MACsec netdev (the caller checked
+    // `is_macsec`).
+    if unsafe { bindings::macsec_netdev_is_offloaded(dev.as_raw()) } {
+        return Knowledge::Unknown;
+    }
+    Knowledge::Known(SecyState {
+        offload: Offload::Off,
+        secy_up: dev.is_up(),
+        lower_up: lower.is_some_and(lower_up),
+        protect: false,
+        encrypt: false,
+        encoding_sa: 0,
+        tx_sa: [None; NUM_AN],
+    })
+}
+
+fn lower_up(dev: &NetDevice) -> bool {
+    dev.is_up() && dev.carrier_ok()
+}
+
+/// The SecY as an offload operation sees it at this instant.
+fn snapshot(ctx: &Context<'_>) -> SecyState {
+    let secy = ctx.secy();
+    let mut tx_sa = [None; NUM_AN];
+    for (an, sa) in tx_sa.iter_mut().enumerate() {
+        // An inactive SA counts as absent: only the encoding SA being
+        // active matters.
+        if secy.tx_sa_active(an as u8) {
+            *sa = Some(true);
+        }
+    }
+    SecyState {
+        offload: match ctx.offload() {
+            macsec::Offload::Off => Offload::Off,
+            macsec::Offload::Phy => Offload::Phy,
+            macsec::Offload::Mac => Offload::Mac,
+        },
+        secy_up: secy.netdev().is_up(),
+        lower_up: lower_up(ctx.lower()),
+        protect: secy.protect_frames(),
+        encrypt: secy.encrypt(),
+        encoding_sa: secy.encoding_sa(),
+        tx_sa,
+    }
+}
+
+/// The lockstep view of an offload operation.
+fn op_of(op: Mdo, ctx: &Context<'_>) -> Op {
+    match op {
+        Mdo::DevOpen => Op::DevOpen,
+        Mdo::DevStop => Op::DevStop,
+        Mdo::AddSecy => Op::AddSecy,
+        Mdo::UpdSecy => Op::UpdSecy,
+        Mdo::DelSecy => Op::DelSecy,
+        Mdo::AddTxsa => Op::AddTxsa {
+            an: ctx.assoc_num(),
+            active: ctx.tx_sa_active(),
+        },
+        Mdo::UpdTxsa => Op::UpdTxsa {
+            an: ctx.assoc_num(),
+            active: ctx.tx_sa_active(),
+        },
+        Mdo::DelTxsa => Op::DelTxsa {
+            an: ctx.assoc_num(),
+        },
+        _ => Op::Other,
+    }
+}
+
+/// Points every live port at its SecY and lets it converge on what is
+/// known of that SecY.
+fn relate(st: &mut State) {
+    let State { ports, secys, .. } = st;
+    for e in ports.iter_mut().flatten().filter(|e| !e.gone) {
+        let (relation, secy) = if e.dev.is_macsec() {
+            (Some(Relation::SelfDev), Some(e.dev.clone()))
+        } else {
+            // The real device of one or more MACsec netdevs: the one with
+            // the lowest ifindex protects it (netdevsim allows three).
+            match secys
+                .iter()
+                .flatten()
+                .filter(|s| s.lower.as_deref() == Some(&*e.dev))
+                .min_by_key(|s| s.dev.ifindex())
+            {
+                Some(s) => (Some(Relation::Upper), Some(s.dev.clone())),
+                None => (None, None),
+            }
+        };
+        e.relation = relation;
+        e.secy = secy;
+        let known = match &e.secy {
+            None => Knowledge::NoSecy,
+            Some(d) => secys
+                .iter()
+                .flatten()
+                .find(|s| *s.dev == **d)
+                .map_or(Knowledge::Unknown, |s| s.known),
+        };
+        e.port.observe(known);
+    }
+}
+
+/// The bridge.
+#[pin_data]
+pub(crate) struct Bridge {
+    // Dropped first: unregistering the family waits for requests in flight,
+    // which read `state`.
+    #[pin]
+    pub(crate) family: genetlink::Registration<netlink::Family>,
+    #[pin]
+    pub(crate) state: Mutex<State>,
+}
+
+/// The bridge, published for the RDMA client and the family, whose
+/// callbacks get no context of their own.
+static BRIDGE: AtomicPtr<Bridge> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Runs `f` on the published bridge, if any.
+pub(crate) fn with<R>(f: impl FnOnce(&Bridge) -> R) -> Option<R> {
+    let ptr = BRIDGE.load(Ordering::Acquire);
+    // SAFETY: a non-null `BRIDGE` holds a reference from `Arc::into_raw`
+    // (`publish`). `unpublish` releases it only after the RDMA client is
+    // unregistered, and the module's own reference outlives every family
+    // request (the family is unregistered before `state` is dropped).
+    (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
+}
+
+impl Bridge {
+    /// A bridge with its family registered and nothing tracked.
+    pub(crate) fn new(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        try_pin_init!(Bridge {
+            family <- genetlink::Registration::new(module, netlink::Family),
+            state <- new_mutex!(
+                State {
+                    closing: false,
+                    clock: kernel::time::Ktime::ktime_get().to_ns() as u64,
+                    ports: KVec::new(),
+                    secys: KVec::new(),
+                    lowers: KVec::new(),
+                },
+                "macsec_bridge:state"
+            ),
+        })
+    }
+
+    /// Makes `this` reachable from [`with`].
+    pub(crate) fn publish(this: &Arc<Bridge>) {
+        let raw = Arc::into_raw(this.clone());
+        BRIDGE.store(raw.cast_mut(), Ordering::Release);
+    }
+
+    /// Undoes [`Bridge::publish`].
+    pub(crate) fn unpublish() {
+        let raw = BRIDGE.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        if !raw.is_null() {
+            // SAFETY: `raw` came from `Arc::into_raw` in `publish`.
+            drop(unsafe { Arc::from_raw(raw) });
+        }
+    }
+
+    /// Runs `f` on the state, then announces and applies what changed.
+    fn update(&self, rtnl: &Rtnl, f: impl FnOnce(&mut State, &mut Effects)) {
+        let mut fx = Effects::new();
+        {
+            let mut st = self.state.lock();
+            if !st.closing {
+                f(&mut st, &mut fx);
+            }
+            self.finish(&mut st, &mut fx);
+        }
+        self.apply(rtnl, fx);
+    }
+
+    /// Collects the feature changes and notifications the state calls for,
+    /// and drops the ports that are gone.
+    fn finish(&self, st: &mut State, fx: &mut Effects) {
+        let State {
+            ports,
+            secys,
+            clock,
+            ..
+        } = st;
+        for slot in ports.iter_mut() {
+            let Some(e) = slot else { continue };
+            if e.owner == Owner::Bridge && e.dev.is_registered() {
+                let want = !e.gone && e.port.advertised().protection.is_offload();
+                if want != e.dev.features().contains(Features::HW_MACSEC)
+                    && fx.features.push((e.dev.clone(), want), GFP_KERNEL).is_err()
+                {
+                    pr_warn!("{}: out of memory, feature bit not updated\n", e.dev.name());
+                }
+            }
+            let view = view(e, secys);
+            if e.last != Some(view) {
+                *clock += 1;
+                e.generation = *clock;
+                e.last = Some(view);
+                if self
+                    .family
+                    .has_listeners(e.dev.net(), netlink::MCGRP_MONITOR)
+                {
+                    let note = self.family.notification(netlink::CMD_DEV_CHANGE_NTF);
+                    match note.and_then(|mut m| netlink::fill(&mut m, e, secys).map(|()| m)) {
+                        Ok(m) => {
+                            if fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_err() {
+                                pr_warn!("{}: notification dropped\n", e.dev.name());
+                            }
+                        }
+                        Err(_) => pr_warn!("{}: notification dropped\n", e.dev.name()),
+                    }
+                }
+            }
+            if e.gone {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Applies what [`Bridge::finish`] collected. Called with RTNL held and
+    /// the state unlocked.
+    fn apply(&self, rtnl: &Rtnl, fx: Effects) {
+        // Notifications first: a feature change re-enters the notifier, and
+        // anything announced from there must come after what led to it.
+        for (dev, msg) in fx.notes.into_iter() {
+            // Nobody listening, or a full socket buffer: netlink semantics.
+            let _ = self
+                .family
+                .multicast(dev.net(), netlink::MCGRP_MONITOR, msg);
+        }
+        let none = Features(0);
+        for (dev, set) in fx.features.into_iter() {
+            if set {
+                dev.change_features(rtnl, Features::HW_MACSEC, none);
+            } else {
+                dev.change_features(rtnl, none, Features::HW_MACSEC);
+            }
+        }
+        for installed in fx.restore.into_iter() {
+            installed.restore(rtnl);
+        }
+    }
+
+    /// A device appeared: observe its `macsec_ops`, and track it if it is
+    /// a MACsec netdev.
+    fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, dev: &NetDevice) {
+        this.update(rtnl, |st, fx| {
+            match Interposer::install(rtnl, dev, this.clone()) {
+                Ok(i) => {
+                    if let Err(i) = put(&mut st.lowers, i) {
+                        pr_warn!("{}: out of memory, offload not observed\n", dev.name());
+                        fx.restore(rtnl, i);
+                    }
+                }
+                Err(e) if e == EOPNOTSUPP => {}
+                Err(e) => pr_warn!(
+                    "{}: cannot observe its MACsec offload ({:?}): its SecYs stay unknown\n",
+                    dev.name(),
+                    e
+                ),
+            }
+            if dev.is_macsec() && st.secy(dev).is_none() {
+                let lower = real_dev(dev);
+                let known = unobserved(dev, lower.as_deref());
+                let secy = Secy {
+                    dev: dev.into(),
+                    lower,
+                    known,
+                    id: None,
+                };
+                if put(&mut st.secys, secy).is_err() {
+                    pr_warn!("{}: out of memory, SecY not tracked\n", dev.name());
+                }
+            }
+            relate(st);
+        });
+    }
+
+    /// A device is being unregistered, or leaves its namespace.
+    fn unregistered(&self, rtnl: &Rtnl, dev: &NetDevice) {
+        self.update(rtnl, |st, fx| {
+            for slot in st.lowers.iter_mut() {
+                if slot.as_ref().and_then(|i| i.device()) == Some(dev) {
+                    if let Some(i) = slot.take() {
+                        fx.restore(rtnl, i);
+                    }
+                }
+            }
+            for slot in st.secys.iter_mut() {
+                if slot.as_ref().is_some_and(|s| *s.dev == *dev) {
+                    *slot = None;
+                }
+            }
+            // A port leaving for another namespace stays tracked; one going
+            // away is retracted, announced and forgotten.
+            if !dev.is_registered() {
+                for e in st.ports.iter_mut().flatten() {
+                    if *e.dev == *dev {
+                        e.port.observe(Knowledge::Unknown);
+                        e.gone = true;
+                    }
+                }
+            }
+            relate(st);
+        });
+    }
+
+    /// `dev` changed state: is it a SecY or the real device of one?
+    /// `going` is for `NETDEV_GOING_DOWN`: retract now, the state follows
+    /// with `NETDEV_DOWN`.
+    fn link(&self, rtnl: &Rtnl, dev: &NetDevice, going: bool) {
+        self.update(rtnl, |st, _| {
+            let State { ports, secys, .. } = st;
+            for s in secys.iter_mut().flatten() {
+                let Knowledge::Known(mut k) = s.known else {
+                    continue;
+                };
+                if *s.dev == *dev {
+                    k.secy_up = !going && dev.is_up();
+                } else if s.lower.as_deref() == Some(dev) {
+                    k.lower_up = !going && lower_up(dev);
+                } else {
+                    continue;
+                }
+                let k = Knowledge::Known(k);
+                if !going {
+                    s.known = k;
+                }
+                // GOING_DOWN opens a teardown, DOWN (or anything else)
+                // closes it.
+                for e in ports.iter_mut().flatten() {
+                    if e.secy.as_deref() == Some(&*s.dev) {
+                        if going {
+                            e.port.before(&k);
+                        } else {
+                            e.port.after(k, true);
+                        }
+                    }
+                }
+            }
+            relate(st);
+        });
+    }
+
+    /// An RDMA device appeared: track the netdevs of its ports.
+    pub(crate) fn rdma_add(&self, rtnl: &Rtnl, ib: &rdma::Device) -> Result {
+        let mut ret = Ok(());
+        self.update(rtnl, |st, _| {
+            ret = (|| -> Result {
+                for p in ib.ports() {
+                    let Some(dev) = ib.netdev(p) else { continue };
+                    let same = |s: &Option<PortEntry>| {
+                        s.as_ref().is_some_and(|e| !e.gone && *e.dev == *dev)
+                    };
+                    let i = match st.ports.iter().position(same) {
+                        Some(i) => i,
+                        None => {
+                            let owned = dev.features().contains(Features::HW_MACSEC)
+                                || dev.hw_features().contains(Features::HW_MACSEC);
+                            let entry = PortEntry {
+                                dev: dev.clone(),
+                                rdma: KVec::new(),
+                                port: Port::new(Knowledge::Unknown),
+                                relation: None,
+                                secy: None,
+                                owner: if owned { Owner::Driver } else { Owner::Bridge },
+                                generation: 0,
+                                last: None,
+                                gone: false,
+                            };
+                            put(&mut st.ports, entry).map_err(|_| ENOMEM)?
+                        }
+                    };
+                    let Some(Some(e)) = st.ports.get_mut(i) else {
+                        return Err(EINVAL);
+                    };
+                    if !e.rdma.iter().any(|(id, _)| *id == ib.id()) {
+                        let mut name = KVec::new();
+                        name.extend_from_slice(ib.name().as_bytes(), GFP_KERNEL)?;
+                        e.rdma.push((ib.id(), name), GFP_KERNEL)?;
+                    }
+                }
+                Ok(())
+            })();
+            relate(st);
+        });
+        ret
+    }
+
+    /// An RDMA device goes away.
+    pub(crate) fn rdma_remove(&self, rtnl: &Rtnl, ib: &rdma::Device) {
+        self.update(rtnl, |st, _| {
+            for e in st.ports.iter_mut().flatten() {
+                let mut kept = KVec::new();
+                for (id, n) in core::mem::replace(&mut e.rdma, KVec::new()).into_iter() {
+                    // At most as many as before: on allocation failure a name
+                    // is lost, the port stays tracked.
+                    if id != ib.id() {
+                        let _ = kept.push((id, n), GFP_KERNEL);
+                    }
+                }
+                e.rdma = kept;
+                if e.rdma.is_empty() {
+                    e.port.observe(Knowledge::Unknown);
+                    e.gone = true;
+                }
+            }
+        });
+    }
+
+    /// Retracts everything, takes every interposer off and ignores events
+    /// from now on.
+    pub(crate) fn shutdown(&self, rtnl: &Rtnl) {
+        let mut fx = Effects::new();
+        {
+            let mut st = self.state.lock();
+            st.closing = true;
+            for e in st.ports.iter_mut().flatten() {
+                e.port.observe(Knowledge::Unknown);
+                e.gone = true;
+            }
+            self.finish(&mut st, &mut fx);
+            for slot in st.lowers.iter_mut() {
+                if let Some(i) = slot.take() {
+                    fx.restore(rtnl, i);
+                }
+            }
+            st.secys = KVec::new();
+        }
+        self.apply(rtnl, fx);
+    }
+}
+
+/// The port's object as a notification would report it.
+fn view(e: &PortEntry, secys: &[Option<Secy>]) -> View {
+    let secy = e
+        .secy
+        .as_ref()
+        .and_then(|d| secys.iter().flatten().find(|s| *s.dev == **d));
+    let mut name = [0u8; 16];
+    let n = e.dev.name().as_bytes();
+    let len = n.len().min(name.len());
+    name[..len].copy_from_slice(&n[..len]);
+    View {
+        verdict: e.port.advertised(),
+        relation: e.relation,
+        secy: e.secy.as_ref().map_or(0, |d| d.ifindex()),
+        id: secy.and_then(|s| s.id),
+        encrypt: secy.and_then(|s| encrypt(&s.known)),
+        owner: e.owner,
+        ifindex: e.dev.ifindex(),
+        name,
+    }
+}
+
+/// `encrypt` of an observed, offloaded SecY.
+pub(crate) fn encrypt(k: &Knowledge) -> Option<bool> {
+    match k {
+        Knowledge::Known(s) if s.offload != Offload::Off => Some(s.encrypt),
+        _ => None,
+    }
+}
+
+#[vtable]
+impl Observer for Bridge {
+    fn before(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>) {
+        let op = op_of(op, ctx);
+        if op == Op::Other {
+            return;
+        }
+        let next = Knowledge::Known(lockstep::predict(snapshot(ctx), op));
+        let secy = ctx.secy().netdev();
+        self.update(rtnl, |st, _| {
+            for e in st.ports.iter_mut().flatten() {
+                if e.secy.as_deref() == Some(secy) {
+                    e.port.before(&next);
+                }
+            }
+        });
+    }
+
+    fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
+        // Also for statistics requests (`ip macsec show`): every operation
+        // shows the whole SecY, which is how a SecY configured before the
+        // module loaded gets known. On failure macsec.c puts the SecY back
+        // as it was: nothing learnt.
+        let next = lockstep::predict(snapshot(ctx), op_of(op, ctx));
+        let secy = ctx.secy();
+        let dev = secy.netdev();
+        self.update(rtnl, |st, _| {
+            let State { ports, secys, .. } = st;
+            let Some(s) = secys.iter_mut().flatten().find(|s| *s.dev == *dev) else {
+                return;
+            };
+            if ret.is_ok() {
+                s.known = Knowledge::Known(next);
+                s.id = Some((secy.sci(), secy.cipher()));
+            }
+            for e in ports.iter_mut().flatten() {
+                if e.secy.as_deref() == Some(dev) {
+                    e.port.after(s.known, ret.is_ok());
+                }
+            }
+            relate(st);
+        });
+    }
+}
+
+/// The netdevice notifier's side of the bridge.
+pub(crate) struct Events(pub(crate) Arc<Bridge>);
+
+impl NetdevNotifier for Events {
+    fn event(&self, rtnl: &Rtnl, event: NetdevEvent<'_>) {
+        let b = &self.0;
+        match event {
+            NetdevEvent::Register(dev) => Bridge::registered(b, rtnl, dev),
+            NetdevEvent::Unregister(dev) => b.unregistered(rtnl, dev),
+            NetdevEvent::GoingDown(dev) => b.link(rtnl, dev, true),
+            NetdevEvent::Up(dev) | NetdevEvent::Down(dev) | NetdevEvent::Change(dev) => {
+                b.link(rtnl, dev, false)
+            }
+            // The port's name or its SecY may have changed; a stripped
+            // feature bit is put back by `finish`.
+            NetdevEvent::ChangeUpper { .. }
+            | NetdevEvent::ChangeName(_)
+            | NetdevEvent::FeatChange(_) => b.update(rtnl, |st, _| relate(st)),
+            NetdevEvent::Other(..) => {}
+        }
+    }
+}

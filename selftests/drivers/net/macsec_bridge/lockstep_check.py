@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Judge the rows of a lockstep table (see row() in lib.sh).
+
+    lockstep_check.py ROW_DIR
+
+ROW_DIR holds `dump.0` (the ports when the table began), `rows` (one
+tab-separated line per row: number, description,
+port, expected bit, ethtool's bit, expected protection, expected reason,
+expected relation, expected owner, action status), `dump.N` (the
+`cli.py --dump dev-get` after row N), `action.N` (its output) and `ntf`
+(everything `cli.py --subscribe monitor` received during the table).
+
+A row passes when all three views agree with the expectation:
+- ethtool's `macsec-hw-offload` is the expected value;
+- the dump shows the port (or not, for `absent`) with the expected
+  protection, reason, relation and feature owner;
+- the notifications: if the object changed, its generation grew and the
+  port's notifications in between are strictly increasing, the last equal to
+  the dump; if nothing changed, the generation is the same and no
+  notification came; a port that went away got a last notification
+  retracting its protection (`reason unknown`: no longer tracked).
+
+Generations are one clock shared by all ports, so finally: every
+generation handed out while the monitor listened was notified exactly once
+(the notified generations are unique and contiguous).
+
+Prints `PASS<TAB>description` or `FAIL<TAB>description` per row, with
+`# ...` diagnostics before a failure.
+"""
+
+import json
+import os
+import sys
+
+
+def load(path, default):
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except FileNotFoundError:
+        return default
+    try:
+        return json.loads(text) if text else default
+    except json.JSONDecodeError:
+        return default
+
+
+def main():
+    d = sys.argv[1]
+    ntf = load(os.path.join(d, 'ntf'), None)
+    if ntf is None:
+        print('# the monitor printed no notification list:')
+        with open(os.path.join(d, 'ntf.err')) as f:
+            for line in f.read().splitlines()[-5:]:
+                print(f'#   {line}')
+        ntf = []
+    notes = [n['msg'] for n in ntf if n.get('name') == 'dev-change-ntf']
+
+    # What the previous row left, per port name: ifindex, generation; at
+    # first, what the table started from (dump.0).
+    prev = {p['ifname']: {'ifindex': p['ifindex'], 'generation': p['generation']}
+            for p in load(os.path.join(d, 'dump.0'), [])}
+    with open(os.path.join(d, 'rows')) as f:
+        rows = [line.rstrip('\n').split('\t') for line in f if line.strip()]
+    for r in rows:
+        n, desc, port, bit, ethtool, prot, reason, relation, owner, rc = r[:10]
+        errors = []
+        if rc != '0':
+            with open(os.path.join(d, f'action.{n}')) as f:
+                out = f.read().strip().replace('\n', ' | ')
+            errors.append(f'action failed ({rc}): {out}')
+        if bit != '-' and ethtool != bit:
+            errors.append(f'ethtool -k: macsec-hw-offload {ethtool or "?"}, want {bit}')
+
+        dump = load(os.path.join(d, f'dump.{n}'), None)
+        if not isinstance(dump, list):
+            errors.append('dump failed')
+            dump = []
+        found = [p for p in dump if p.get('ifname') == port]
+        obj = found[0] if found else None
+        before = prev.get(port)
+        if prot == 'absent':
+            if obj:
+                errors.append(f'dump still shows {port}')
+        elif not obj:
+            errors.append(f'dump has no {port}')
+        else:
+            want = {'protection': prot, 'reason': 'none' if reason == '-' else reason}
+            if relation != '-':
+                want['relation'] = relation
+            if owner != '-':
+                want['feature-owner'] = owner
+            for key, value in want.items():
+                if obj.get(key) != value:
+                    errors.append(f'dump: {key} {obj.get(key)}, want {value}')
+
+        ifindex = obj['ifindex'] if obj else (before or {}).get('ifindex')
+        lo = before['generation'] if before else 0
+        hi = obj['generation'] if obj else None
+        mine = [m for m in notes if m.get('ifindex') == ifindex
+                and m['generation'] > lo and (hi is None or m['generation'] <= hi)]
+        if hi is None:
+            # Gone: up to its farewell (a later port may reuse the ifindex).
+            ends = [i for i, m in enumerate(mine) if m.get('reason') == 'unknown']
+            mine = mine[:ends[0] + 1] if ends else mine
+        gens = [m['generation'] for m in mine]
+        if gens != sorted(set(gens)):
+            errors.append(f'notification generations not strictly increasing: {gens}')
+        if obj:
+            if before and hi == lo:
+                # Nothing changed: no notification can fall in (lo, hi];
+                # a repeat of generation lo is caught below.
+                pass
+            elif hi <= lo:
+                errors.append(f'generation went from {lo} to {hi}')
+            elif not mine:
+                errors.append(f'generation {lo} -> {hi}, but no notification')
+            else:
+                last = mine[-1]
+                for key in ('generation', 'protection', 'reason'):
+                    if last.get(key) != obj.get(key):
+                        errors.append(f'last notification: {key} {last.get(key)}, dump {obj.get(key)}')
+        elif before:
+            if not mine or mine[-1].get('protection') != 'none':
+                errors.append(f'{port} went away without a retracting notification')
+
+        if obj:
+            prev[port] = {'ifindex': obj['ifindex'], 'generation': obj['generation']}
+        else:
+            prev.pop(port, None)
+        if errors:
+            for e in errors:
+                print(f'# {port}: {e}')
+            print(f'# dump: {json.dumps(obj)}')
+            print(f'# notifications: {json.dumps(mine)}')
+        print(f'{"FAIL" if errors else "PASS"}\t{desc}')
+
+    # Exactly one notification per generation handed out.
+    gens = sorted(m['generation'] for m in notes)
+    dups = sorted({g for g in gens if gens.count(g) > 1})
+    gaps = [(a, b) for a, b in zip(gens, gens[1:]) if b - a > 1]
+    if dups or gaps or not gens:
+        print(f'# {len(gens)} notifications; repeated generations {dups}, gaps {gaps}')
+        print('FAIL\tone notification per change, none lost, none repeated')
+    else:
+        print(f'PASS\tone notification per change, none lost, none repeated ({len(gens)})')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# State that existed before the module loaded. The module never claims
+# protection it has not observed: a port whose offloaded SecY was configured
+# before loading says `reason unknown` and its bit stays off until an
+# offload operation shows the SecY. `ip macsec show` is one where the driver
+# offloads statistics (macsec.c asks it, under RTNL); netdevsim does not, so
+# here a no-op update (`ip link set macsec0 type macsec encrypt on`) is.
+# Unloading clears every bit the module set and restores every macsec_ops:
+# offload keeps working.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+lockstep_bed
+
+# port_is PROTECTION REASON: the dump says so for macsec0.
+port_is() {
+	ynl --dump dev-get | /usr/bin/python3 -c "import json, sys
+d = [p for p in json.load(sys.stdin) if p['ifname'] == 'macsec0']
+sys.exit(0 if d and d[0]['protection'] == '$1' and d[0]['reason'] == '$2' else 1)"
+}
+
+A=$NSIM_A
+ip link add link "$A" macsec0 type macsec port 4 encrypt on offload mac
+ip link set macsec0 up
+ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
+rdma link add mb_rxe0 type rxe netdev macsec0
+
+ktap_print_header
+ktap_set_plan 12
+
+check "load with an offloaded SecY and RXE already configured" insmod "$MODULE_KO"
+check "unobserved: protection none, reason unknown" port_is none unknown
+check "unobserved: the bit stays off" [ "$(hw_macsec macsec0)" = off ]
+check "a monitor subscribes" table_begin
+row "ip macsec show on netdevsim (no statistics offload): still unknown" \
+	macsec0 off none unknown -- \
+	ip macsec show macsec0
+row "a no-op SecY update re-observes it: offload-mac" \
+	macsec0 on offload-mac "" relation=self owner=bridge -- \
+	ip link set macsec0 type macsec encrypt on
+row "TX SA deactivated: retracted" \
+	macsec0 off none no-active-tx-sa -- \
+	ip macsec set macsec0 tx sa 0 off
+row "TX SA activated: offload-mac" \
+	macsec0 on offload-mac "" -- \
+	ip macsec set macsec0 tx sa 0 on
+table_end
+check "unload clears the bit it set" \
+	bash -c "rmmod macsec_bridge && [ \"\$(ethtool -k macsec0 | awk '/^macsec-hw-offload:/ {print \$2}')\" = off ]"
+check "offload keeps working without the module" \
+	bash -c "ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
+		 ip macsec show macsec0 | grep -q 'offload: mac'"
+check "load again: unknown until observed" \
+	bash -c "insmod $MODULE_KO && $(declare -f ynl port_is); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC; port_is none unknown"
+
+ktap_finished

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The lockstep table, `self` relation: RXE sits on an offloaded MACsec
+# netdev (macsec0 on a netdevsim port). Every row changes one thing and
+# checks the port three ways: `ethtool -k` (macsec-hw-offload), a ynl dump
+# and the notifications on the `monitor` group, with the generation growing
+# by one per change (lockstep_check.py).
+#
+# netdevsim's offload is bookkeeping (it encrypts nothing): what this proves
+# is the state tracking, not the crypto.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+lockstep_bed
+A=$NSIM_A
+
+ktap_print_header
+ktap_set_plan 28
+
+check "load" insmod "$MODULE_KO"
+check "a monitor subscribes" table_begin
+
+check "the netdevsim port's own bit is on (driver-owned)" [ "$(hw_macsec "$A")" = on ]
+ip link add link "$A" macsec0 type macsec port 4 encrypt on offload mac
+ip link set macsec0 up
+check "an offloaded MACsec netdev without RDMA is no port" \
+	bash -c "! /usr/bin/python3 $YNL_CLI --no-schema --spec $YNL_SPEC --dump dev-get | grep -q macsec0"
+
+row "RXE on macsec0: a port, relation self, no active TX SA" \
+	macsec0 off none no-active-tx-sa relation=self owner=bridge -- \
+	rdma link add mb_rxe0 type rxe netdev macsec0
+row "TX SA added inactive: nothing changes" \
+	macsec0 off none no-active-tx-sa -- \
+	ip macsec add macsec0 tx sa 0 pn 1 off key 01 $MB_KEY
+row "TX SA activated: offload-mac, bit set" \
+	macsec0 on offload-mac "" -- \
+	ip macsec set macsec0 tx sa 0 on
+row "encrypt off: retracted" \
+	macsec0 off none encrypt-off -- \
+	ip link set macsec0 type macsec encrypt off
+row "encrypt on: offload-mac" \
+	macsec0 on offload-mac "" -- \
+	ip link set macsec0 type macsec encrypt on
+row "protect off: retracted" \
+	macsec0 off none protect-off -- \
+	ip link set macsec0 type macsec protect off
+row "protect on: offload-mac" \
+	macsec0 on offload-mac "" -- \
+	ip link set macsec0 type macsec protect on
+row "MACsec netdev down: retracted" \
+	macsec0 off none secy-down -- \
+	ip link set macsec0 down
+row "MACsec netdev up: offload-mac" \
+	macsec0 on offload-mac "" -- \
+	ip link set macsec0 up
+row "lower link down: retracted" \
+	macsec0 off none lower-down -- \
+	ip link set "$A" down
+row "lower link up: offload-mac" \
+	macsec0 on offload-mac "" -- \
+	ip link set "$A" up
+row "ethtool -K strips the bit through fix_features: put back at once" \
+	macsec0 on offload-mac "" -- \
+	ethtool -K macsec0 gro off
+row "ethtool -K macsec-hw-offload off is refused (fixed)" \
+	macsec0 on offload-mac "" -- \
+	! ethtool -K macsec0 macsec-hw-offload off
+row "TX SA deactivated and deleted: retracted" \
+	macsec0 off none no-active-tx-sa -- \
+	"ip macsec set macsec0 tx sa 0 off && ip macsec del macsec0 tx sa 0"
+row "MACsec netdev down" \
+	macsec0 off none secy-down -- \
+	ip link set macsec0 down
+row "offload off while down: still secy-down" \
+	macsec0 off none secy-down -- \
+	ip macsec offload macsec0 off
+row "up in software: offload-off (a software SecY's SAs are not observable)" \
+	macsec0 off none offload-off -- \
+	ip link set macsec0 up
+row "offload mac again (down, then up): no active TX SA" \
+	macsec0 off none no-active-tx-sa -- \
+	"ip link set macsec0 down && ip macsec offload macsec0 mac && ip link set macsec0 up"
+row "active TX SA added: offload-mac" \
+	macsec0 on offload-mac "" -- \
+	ip macsec add macsec0 tx sa 0 pn 1 on key 02 $MB_KEY
+row "RXE deleted: the port is gone, the bit cleared" \
+	macsec0 off absent "" -- \
+	rdma link del mb_rxe0
+table_end
+check "SecY deleted" ip link del macsec0
+check "netdevsim device deleted: no netdev stays held" \
+	bash -c "echo $NSIM_A_ID > /sys/bus/netdevsim/del_device"
+NSIM_IDS=("${NSIM_IDS[@]:1}")
+check "unload" rmmod macsec_bridge
+
+ktap_finished
