@@ -31,7 +31,8 @@ kernel: setup
 
 module: kernel
 	@kdir=$$(scripts/kernel.sh --variant $(VARIANT) --print) && \
-	$(KMAKE) -C $$kdir M=$(TOP) $(if $(CLIPPY),CLIPPY=1) modules
+	$(KMAKE) -C $$kdir M=$(TOP) $(if $(CLIPPY),CLIPPY=1) \
+		$(if $(filter kasan,$(VARIANT)),LLVM=-19) modules
 
 check: setup
 	@scripts/check.sh --variant $(VARIANT)

@@ -27,6 +27,14 @@ done
 passed=0 failed=0 skipped=0
 failures=()
 log=$(mktemp -d /tmp/macsec_bridge-check.XXXXXX)
+# The KASAN kernel is built with LLVM (scripts/kernel.sh): so must be every
+# module built against it, DKMS included (make reads LLVM from the
+# environment).
+# DKMS 3.0 adds a bare `CC=clang LD=ld.lld` for a clang-built kernel:
+# Debian's unversioned LLVM 19 tools live in /usr/lib/llvm-19/bin.
+if [ "$variant" = kasan ]; then
+	export LLVM=-19 PATH=/usr/lib/llvm-19/bin:$PATH
+fi
 
 # result NAME RC: RC 0 = pass, 4 = skip, anything else = fail.
 result() {
@@ -184,7 +192,10 @@ fi
 
 echo "== kselftests in the VM"
 out=$log/vm.log
-"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 1500 \
+# TCG is slow, and KASAN slower still.
+vm_timeout=1500
+[ "$variant" = kasan ] && vm_timeout=4000
+"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout "$vm_timeout" \
 	--rwdir "$log" \
 	env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
 	MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" \

@@ -40,9 +40,14 @@ RECIPE="2: tinyconfig+fragments, CLIPPY=1 bzImage modules"
 fragments=("$top/scripts/kconfig/vm.config"
 	   "$top/selftests/drivers/net/macsec_bridge/config"
 	   "$top/scripts/kconfig/debug.config")
+# In 6.12, RUST with KASAN needs a clang-built kernel (init/Kconfig: RUST
+# depends on !KASAN || CC_IS_CLANG): the KASAN variant is built with LLVM.
+llvm=()
 case "$variant" in
 debug) ;;
-kasan) fragments+=("$top/scripts/kconfig/kasan.config") ;;
+kasan)
+	fragments+=("$top/scripts/kconfig/kasan.config")
+	llvm=(LLVM=-19) ;;
 *) echo "kernel.sh: unknown variant $variant" >&2; exit 2 ;;
 esac
 
@@ -64,6 +69,7 @@ base_key() {
 		cat "${fragments[@]}"
 		"$RUSTC" --version 2>/dev/null || echo "rustc missing"
 		"$BINDGEN" --version 2>/dev/null || echo "bindgen missing"
+		[ ${#llvm[@]} -eq 0 ] || clang-19 --version | head -1
 		echo "recipe $RECIPE"
 	} | sha256sum | cut -c1-16
 }
@@ -86,7 +92,7 @@ fi
 kmake() {
 	make -C "$1" ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" \
 		BINDGEN="$BINDGEN" RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" \
-		"${@:2}"
+		"${llvm[@]}" "${@:2}"
 }
 
 start=$(date +%s)
