@@ -310,11 +310,14 @@ static BRIDGE: AtomicPtr<Bridge> = AtomicPtr::new(core::ptr::null_mut());
 /// Runs `f` on the published bridge, if any.
 pub(crate) fn with<R>(f: impl FnOnce(&Bridge) -> R) -> Option<R> {
     let ptr = BRIDGE.load(Ordering::Acquire);
+    if ptr.is_null() {
+        return None;
+    }
     // SAFETY: a non-null `BRIDGE` holds a reference from `Arc::into_raw`
     // (`publish`). `unpublish` releases it only after the RDMA client is
     // unregistered, and the module's own reference outlives every family
     // request (the family is unregistered before `state` is dropped).
-    (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
+    Some(f(unsafe { &*ptr }))
 }
 
 impl Bridge {

@@ -223,8 +223,9 @@ impl<T: NetdevNotifier> Registration<T> {
                 // SAFETY: for CHANGEUPPER the info is the first member of a
                 // `netdev_notifier_changeupper_info`, whose upper device is
                 // alive for the call.
-                let (upper, linking) =
-                    unsafe { (NetDevice::from_raw((*cu).upper_dev), (*cu).linking) };
+                let upper = unsafe { NetDevice::from_raw((*cu).upper_dev) };
+                // SAFETY: as above, `cu` is a valid changeupper info.
+                let linking = unsafe { (*cu).linking };
                 NetdevEvent::ChangeUpper {
                     dev,
                     upper,
