@@ -16,6 +16,8 @@
 //! // A namespace has no id for itself, and id 12345 names nothing.
 //! assert_eq!(init.peer_id(&held), NETNSA_NSID_NOT_ASSIGNED);
 //! assert!(init.get_by_id(12345).is_none());
+//! // The cookie names the namespace, not the reference.
+//! assert_eq!(held.cookie(), init.cookie());
 //! // Doctests run in a kernel thread, with every capability.
 //! assert!(init.net_admin_capable());
 //! ```
@@ -84,6 +86,14 @@ impl Net {
     /// Returns the raw `struct net` pointer.
     pub fn as_raw(&self) -> *mut bindings::net {
         self.0.get()
+    }
+
+    /// The namespace's cookie (`net->net_cookie`): unique to it for the
+    /// whole uptime, unlike its address, which a later namespace may reuse.
+    pub fn cookie(&self) -> u64 {
+        // SAFETY: the namespace is valid, and `net_cookie` is written once,
+        // before the namespace is published.
+        unsafe { (*self.as_raw()).net_cookie }
     }
 
     /// Looks up a namespace by a file descriptor (`/proc/PID/ns/net`,
