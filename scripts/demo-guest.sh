@@ -18,25 +18,37 @@ show() {
 	"$@" 2>&1 | sed 's/^/    /'
 }
 
-# The port as the macsec_bridge family reports it, through the kernel's YNL
-# CLI, and as ethtool sees its feature bit.
+ynl() {
+	/usr/bin/python3 "$kdir/tools/net/ynl/cli.py" --no-schema --spec "$spec" "$@"
+}
+
+# The ports as the macsec_bridge family reports them, through the kernel's
+# YNL CLI, and as ethtool sees the feature bit of port DEV.
 view() {
-	printf '  $ ethtool -k macsec0 | grep macsec-hw-offload\n'
-	ethtool -k macsec0 | grep macsec-hw-offload | sed 's/^/    /'
+	local dev=${1:-macsec0}
+	printf '  $ ethtool -k %s | grep macsec-hw-offload\n' "$dev"
+	ethtool -k "$dev" | grep macsec-hw-offload | sed 's/^/    /'
 	printf '  $ cli.py --spec macsec_bridge.yaml --dump dev-get\n'
-	/usr/bin/python3 "$kdir/tools/net/ynl/cli.py" --no-schema --spec "$spec" \
-		--dump dev-get --output-json | /usr/bin/python3 -c '
+	ynl --dump dev-get --output-json | /usr/bin/python3 -c '
 import json, sys
 for p in json.load(sys.stdin):
-    print("    %s (%s): protection %s, reason %s, relation %s, generation %d" % (
+    secy = ""
+    if "secy-ifindex" in p:
+        secy = ", secy %d%s" % (p["secy-ifindex"],
+            " in netns %d" % p["secy-netnsid"] if "secy-netnsid" in p else "")
+    print("    %s (%s): protection %s, reason %s, relation %s%s, generation %d" % (
         p["ifname"], ",".join(p.get("rdma-dev", [])), p["protection"],
-        p["reason"], p.get("relation", "-"), p["generation"]))'
+        p["reason"], p.get("relation", "-"), secy, p["generation"]))'
 }
 
 cleanup() {
 	rdma link del rxe0 2>/dev/null || true
+	rdma link del rxe1 2>/dev/null || true
 	ip link del macsec0 2>/dev/null || true
+	ip link del h0 2>/dev/null || true
+	ip netns del dpu 2>/dev/null || true
 	echo 1 > /sys/bus/netdevsim/del_device 2>/dev/null || true
+	echo 2 > /sys/bus/netdevsim/del_device 2>/dev/null || true
 	rmmod macsec_bridge 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -70,12 +82,43 @@ view
 show ip link set macsec0 type macsec encrypt on
 view
 
-step "6. Unload: the bit it set is cleared, macsec_ops restored"
+step "6. The DPU split: the SecY lives on the DPU (namespace dpu), the host has h0"
 rdma link del rxe0
+ip netns add dpu
+ip netns exec dpu sh -c 'echo "2 1" > /sys/bus/netdevsim/new_device'
+sleep 0.5
+uplink=$(ip netns exec dpu ls /sys/bus/netdevsim/devices/netdevsim2/net/)
+show ip link add h0 type veth peer name d0 netns dpu
+ip link set h0 up
+ip -n dpu link set d0 up
+ip -n dpu link set "$uplink" up
+show rdma link add rxe1 type rxe netdev h0
+echo "  The host port is unprotected: nothing protects its egress yet."
+view h0
+
+step "7. The DPU configures and offloads its SecY; the host binds h0 to it"
+show ip -n dpu link add link "$uplink" macsec1 type macsec port 4 encrypt on offload mac
+ip -n dpu link set macsec1 up
+secy=$(ip netns exec dpu cat /sys/class/net/macsec1/ifindex)
+printf "  \$ cli.py --do bind --json '{\"ifindex\": %s, \"secy-ifindex\": %s, \"secy-netns-fd\": 9}' 9</run/netns/dpu\n" \
+	"$(cat /sys/class/net/h0/ifindex)" "$secy"
+ynl --do bind --json "{\"ifindex\": $(cat /sys/class/net/h0/ifindex), \"secy-ifindex\": $secy, \"secy-netns-fd\": 9}" \
+	9</run/netns/dpu >/dev/null
+echo "  Bound, but the DPU's SecY has no TX SA yet:"
+view h0
+show ip -n dpu macsec add macsec1 tx sa 0 pn 1 on key 01 12345678901234567890123456789012
+echo "  The host port is protected by the DPU's offloaded SecY:"
+view h0
+
+step "8. The DPU tears its SecY down: the host port is retracted"
+show ip -n dpu link del macsec1
+view h0
+
+step "9. Unload: the bits it set are cleared, macsec_ops restored"
 rmmod macsec_bridge
 show sh -c "ethtool -k macsec0 | grep macsec-hw-offload"
 show sh -c "ip macsec show macsec0 | grep -o 'offload: mac'"
 cleanup
 trap - EXIT
 echo
-echo "Next: the DPU split, where the SecY lives in another namespace (issue 5)."
+echo "Next: DRANet-Sec publishes this state in a Kubernetes ResourceSlice (issue 6)."

@@ -33,6 +33,35 @@ pub(crate) enum Relation {
     SelfDev,
     /// The port is the real device of the MACsec netdev.
     Upper,
+    /// An administrator bound the port to the MACsec netdev, which may be
+    /// in another namespace (the DPU split).
+    Bound,
+}
+
+/// A `bound` port's binding. It holds the MACsec netdev itself, not its
+/// ifindex: it follows the device through namespace moves, and a later
+/// device with the same ifindex has nothing to do with it.
+pub(crate) struct Binding {
+    /// The MACsec netdev; `None` once it was unregistered (the binding is
+    /// stale until unbound).
+    secy: Option<ARef<NetDevice>>,
+}
+
+/// Why a `bind` or `unbind` was refused. Nothing changed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BindError {
+    /// The port and the SecY are one device.
+    ToItself,
+    /// The port is a MACsec netdev: it has its own SecY.
+    PortIsSecy,
+    /// The target is not a MACsec netdev.
+    NotSecy,
+    /// The port is already bound.
+    AlreadyBound,
+    /// The port is not bound.
+    NotBound,
+    /// No memory to track the port.
+    NoMemory,
 }
 
 /// Who owns `NETIF_F_HW_MACSEC` on a port.
@@ -71,6 +100,10 @@ pub(crate) struct PortEntry {
     pub(crate) secy: Option<ARef<NetDevice>>,
     /// Who owns the feature bit.
     pub(crate) owner: Owner,
+    /// The binding, for a `bound` port. A bound port stays tracked while
+    /// it has no RDMA device (RXE cannot follow its netdev into another
+    /// namespace).
+    pub(crate) binding: Option<Binding>,
     /// The object's generation: the bridge's clock when it last changed.
     pub(crate) generation: u64,
     /// The object as last announced (`None` before the first notification).
@@ -92,6 +125,47 @@ struct View {
     owner: Owner,
     ifindex: i32,
     name: [u8; 16],
+    /// The cookies of the port's and the SecY's namespaces: a move changes
+    /// the object (its ifindex and `secy-netnsid` are per namespace).
+    netns: u64,
+    secy_netns: u64,
+    /// The RDMA devices on the port: how many, and the sum of their
+    /// identities (a device replaced by another changes it).
+    rdma: (usize, usize),
+}
+
+impl PortEntry {
+    /// A port for `dev`, not related to anything yet.
+    fn new(dev: &NetDevice) -> PortEntry {
+        // A driver that has the bit (netdevsim, mlx5) owns it.
+        let owned = dev.features().contains(Features::HW_MACSEC)
+            || dev.hw_features().contains(Features::HW_MACSEC);
+        PortEntry {
+            dev: dev.into(),
+            rdma: KVec::new(),
+            port: Port::new(Knowledge::Unknown),
+            relation: None,
+            secy: None,
+            owner: if owned { Owner::Driver } else { Owner::Bridge },
+            binding: None,
+            generation: 0,
+            last: None,
+            gone: false,
+        }
+    }
+
+    /// Whether the port is still tracked: it backs an RDMA device or is
+    /// bound.
+    fn wanted(&self) -> bool {
+        !self.rdma.is_empty() || self.binding.is_some()
+    }
+
+    /// Retracts the port; the next [`Bridge::finish`] announces that once
+    /// more and forgets it.
+    fn drop_port(&mut self) {
+        self.port.observe(Knowledge::Unknown);
+        self.gone = true;
+    }
 }
 
 /// Everything the bridge knows.
@@ -263,7 +337,10 @@ fn op_of(op: Mdo, ctx: &Context<'_>) -> Op {
 fn relate(st: &mut State) {
     let State { ports, secys, .. } = st;
     for e in ports.iter_mut().flatten().filter(|e| !e.gone) {
-        let (relation, secy) = if e.dev.is_macsec() {
+        let (relation, secy) = if let Some(b) = &e.binding {
+            // An administrator's word beats what the topology suggests.
+            (Some(Relation::Bound), b.secy.clone())
+        } else if e.dev.is_macsec() {
             (Some(Relation::SelfDev), Some(e.dev.clone()))
         } else {
             // The real device of one or more MACsec netdevs: the one with
@@ -281,6 +358,7 @@ fn relate(st: &mut State) {
         e.relation = relation;
         e.secy = secy;
         let known = match &e.secy {
+            None if e.binding.is_some() => Knowledge::Stale,
             None => Knowledge::NoSecy,
             Some(d) => secys
                 .iter()
@@ -395,7 +473,8 @@ impl Bridge {
                     .has_listeners(e.dev.net(), netlink::MCGRP_MONITOR)
                 {
                     let note = self.family.notification(netlink::CMD_DEV_CHANGE_NTF);
-                    match note.and_then(|mut m| netlink::fill(&mut m, e, secys).map(|()| m)) {
+                    let fill = |mut m| netlink::fill(&mut m, e, secys, e.dev.net()).map(|()| m);
+                    match note.and_then(fill) {
                         Ok(m) => {
                             if fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_err() {
                                 pr_warn!("{}: notification dropped\n", e.dev.name());
@@ -480,18 +559,23 @@ impl Bridge {
                     }
                 }
             }
-            for slot in st.secys.iter_mut() {
-                if slot.as_ref().is_some_and(|s| *s.dev == *dev) {
-                    *slot = None;
-                }
-            }
-            // A port leaving for another namespace stays tracked; one going
-            // away is retracted, announced and forgotten.
+            // A device leaving for another namespace keeps its identity:
+            // a port stays tracked, a SecY stays known and bound. One going
+            // away is forgotten, and no reference to it is kept.
             if !dev.is_registered() {
+                for slot in st.secys.iter_mut() {
+                    if slot.as_ref().is_some_and(|s| *s.dev == *dev) {
+                        *slot = None;
+                    }
+                }
                 for e in st.ports.iter_mut().flatten() {
                     if *e.dev == *dev {
-                        e.port.observe(Knowledge::Unknown);
-                        e.gone = true;
+                        e.drop_port();
+                    }
+                    if let Some(b) = &mut e.binding {
+                        if b.secy.as_deref() == Some(dev) {
+                            b.secy = None;
+                        }
                     }
                 }
             }
@@ -548,22 +632,7 @@ impl Bridge {
                     };
                     let i = match st.ports.iter().position(same) {
                         Some(i) => i,
-                        None => {
-                            let owned = dev.features().contains(Features::HW_MACSEC)
-                                || dev.hw_features().contains(Features::HW_MACSEC);
-                            let entry = PortEntry {
-                                dev: dev.clone(),
-                                rdma: KVec::new(),
-                                port: Port::new(Knowledge::Unknown),
-                                relation: None,
-                                secy: None,
-                                owner: if owned { Owner::Driver } else { Owner::Bridge },
-                                generation: 0,
-                                last: None,
-                                gone: false,
-                            };
-                            put(&mut st.ports, entry).map_err(|_| ENOMEM)?
-                        }
+                        None => put(&mut st.ports, PortEntry::new(&dev)).map_err(|_| ENOMEM)?,
                     };
                     let Some(Some(e)) = st.ports.get_mut(i) else {
                         return Err(EINVAL);
@@ -594,12 +663,70 @@ impl Bridge {
                     }
                 }
                 e.rdma = kept;
-                if e.rdma.is_empty() {
-                    e.port.observe(Knowledge::Unknown);
-                    e.gone = true;
+                if !e.wanted() {
+                    e.drop_port();
                 }
             }
         });
+    }
+
+    /// Binds port `dev` to MACsec netdev `secy` (relation `bound`). The
+    /// caller checked that it may administer both namespaces.
+    pub(crate) fn bind(
+        &self,
+        rtnl: &Rtnl,
+        dev: &NetDevice,
+        secy: &NetDevice,
+    ) -> Result<(), BindError> {
+        if dev == secy {
+            return Err(BindError::ToItself);
+        }
+        if dev.is_macsec() {
+            return Err(BindError::PortIsSecy);
+        }
+        if !secy.is_macsec() {
+            return Err(BindError::NotSecy);
+        }
+        let mut ret = Ok(());
+        self.update(rtnl, |st, _| {
+            let binding = Binding {
+                secy: Some(secy.into()),
+            };
+            ret = match st.ports.iter_mut().flatten().find(|e| *e.dev == *dev) {
+                Some(e) if e.binding.is_some() => Err(BindError::AlreadyBound),
+                Some(e) => {
+                    e.binding = Some(binding);
+                    Ok(())
+                }
+                None => {
+                    let mut e = PortEntry::new(dev);
+                    e.binding = Some(binding);
+                    put(&mut st.ports, e)
+                        .map(|_| ())
+                        .map_err(|_| BindError::NoMemory)
+                }
+            };
+            relate(st);
+        });
+        ret
+    }
+
+    /// Undoes [`Bridge::bind`]: the port falls back to what the topology
+    /// says, or is forgotten if it backs no RDMA device.
+    pub(crate) fn unbind(&self, rtnl: &Rtnl, dev: &NetDevice) -> Result<(), BindError> {
+        let mut ret = Err(BindError::NotBound);
+        self.update(rtnl, |st, _| {
+            for e in st.ports.iter_mut().flatten() {
+                if *e.dev == *dev && e.binding.take().is_some() {
+                    ret = Ok(());
+                    if !e.wanted() {
+                        e.drop_port();
+                    }
+                }
+            }
+            relate(st);
+        });
+        ret
     }
 
     /// Retracts everything, takes every interposer off and ignores events
@@ -610,8 +737,7 @@ impl Bridge {
             let mut st = self.state.lock();
             st.closing = true;
             for e in st.ports.iter_mut().flatten() {
-                e.port.observe(Knowledge::Unknown);
-                e.gone = true;
+                e.drop_port();
             }
             self.finish(&mut st, &mut fx);
             for slot in st.lowers.iter_mut() {
@@ -644,6 +770,12 @@ fn view(e: &PortEntry, secys: &[Option<Secy>]) -> View {
         owner: e.owner,
         ifindex: e.dev.ifindex(),
         name,
+        netns: e.dev.net().cookie(),
+        rdma: e
+            .rdma
+            .iter()
+            .fold((0, 0), |(n, sum), (id, _)| (n + 1, sum.wrapping_add(*id))),
+        secy_netns: e.secy.as_ref().map_or(0, |d| d.net().cookie()),
     }
 }
 

@@ -6,15 +6,21 @@
 //! below are those of `include/uapi/linux/macsec_bridge.h`, generated from
 //! it; a selftest checks the two against each other through `ynl`).
 
-use crate::bridge::{self, Owner, PortEntry, Relation, Secy};
+use crate::bridge::{self, BindError, Owner, PortEntry, Relation, Secy};
 use crate::lockstep::{Protection, Reason};
+use kernel::net::device::NetDevice;
 use kernel::net::genetlink::{self, Dump, Info, Msg, Op, Perm, Policy, Registration};
 use kernel::net::macsec::Cipher;
+use kernel::net::namespace::Net;
+use kernel::net::rtnl::Rtnl;
+use kernel::types::ARef;
 use kernel::{c_str, prelude::*};
 
 const CMD_DEV_GET: u8 = 1;
 /// `dev-change-ntf`.
 pub(crate) const CMD_DEV_CHANGE_NTF: u8 = 2;
+const CMD_BIND: u8 = 3;
+const CMD_UNBIND: u8 = 4;
 /// The `monitor` group (index into [`Family::MCGRPS`]).
 pub(crate) const MCGRP_MONITOR: u32 = 0;
 
@@ -31,6 +37,14 @@ const A_DEV_ENCRYPT: u16 = 10;
 const A_DEV_FEATURE_OWNER: u16 = 11;
 const A_DEV_GENERATION: u16 = 12;
 const A_DEV_PAD: u16 = 13;
+const A_DEV_SECY_NETNSID: u16 = 14;
+const A_DEV_SECY_NETNS_FD: u16 = 15;
+
+/// An ifindex in a request.
+const IFINDEX: Policy = Policy::U32Range {
+    min: 1,
+    max: i32::MAX as u32,
+};
 
 fn protection(p: Protection) -> u32 {
     match p {
@@ -60,6 +74,7 @@ fn relation(r: Relation) -> u32 {
     match r {
         Relation::SelfDev => 0,
         Relation::Upper => 1,
+        Relation::Bound => 2,
     }
 }
 
@@ -79,8 +94,14 @@ fn owner(o: Owner) -> u32 {
     }
 }
 
-/// Writes one port object; `secys` is where its SecY's details are.
-pub(crate) fn fill(msg: &mut Msg<'_>, e: &PortEntry, secys: &[Option<Secy>]) -> Result {
+/// Writes one port object as seen from namespace `viewer`; `secys` is
+/// where its SecY's details are.
+pub(crate) fn fill(
+    msg: &mut Msg<'_>,
+    e: &PortEntry,
+    secys: &[Option<Secy>],
+    viewer: &Net,
+) -> Result {
     msg.put_u32(A_DEV_IFINDEX, e.dev.ifindex() as u32)?;
     msg.put_string(A_DEV_IFNAME, e.dev.name())?;
     for (_, name) in e.rdma.iter() {
@@ -98,6 +119,14 @@ pub(crate) fn fill(msg: &mut Msg<'_>, e: &PortEntry, secys: &[Option<Secy>]) -> 
     }
     if let Some(d) = &e.secy {
         msg.put_u32(A_DEV_SECY_IFINDEX, d.ifindex() as u32)?;
+        // Relative to the reader, as IFLA_LINK_NETNSID: allocated on first
+        // use, so that the reader can name that namespace from now on.
+        if *d.net() != *viewer {
+            let id = viewer.peer_id(d.net());
+            if id >= 0 {
+                msg.put_s32(A_DEV_SECY_NETNSID, id)?;
+            }
+        }
         if let Some(s) = secys.iter().flatten().find(|s| *s.dev == **d) {
             if let Some((sci, c)) = s.id {
                 // Already in network byte order, as the spec says.
@@ -123,21 +152,58 @@ impl genetlink::Family for Family {
     const VERSION: u32 = 1;
     const POLICY: &'static [Policy] = &[
         Policy::Unspec,
-        // ifindex: the only attribute a request carries.
+        IFINDEX,
+        // ifname ... secy-ifindex: only `secy-ifindex` is a request's.
+        Policy::Unspec,
+        Policy::Unspec,
+        Policy::Unspec,
+        Policy::Unspec,
+        Policy::Unspec,
+        IFINDEX,
+        // sci ... pad: replies only.
+        Policy::Unspec,
+        Policy::Unspec,
+        Policy::Unspec,
+        Policy::Unspec,
+        Policy::Unspec,
+        Policy::Unspec,
+        // secy-netnsid: negative ids are "none", which names nothing.
+        Policy::S32,
+        // secy-netns-fd
         Policy::U32Range {
-            min: 1,
+            min: 0,
             max: i32::MAX as u32,
         },
     ];
-    const OPS: &'static [Op] = &[Op {
-        cmd: CMD_DEV_GET,
-        perm: Perm::None,
-        doit: true,
-        dumpit: true,
-    }];
+    const OPS: &'static [Op] = &[
+        Op {
+            cmd: CMD_DEV_GET,
+            perm: Perm::None,
+            doit: true,
+            dumpit: true,
+        },
+        // Over the caller's namespace here; over the SecY's in `bind`.
+        Op {
+            cmd: CMD_BIND,
+            perm: Perm::UnsAdmin,
+            doit: true,
+            dumpit: false,
+        },
+        Op {
+            cmd: CMD_UNBIND,
+            perm: Perm::UnsAdmin,
+            doit: true,
+            dumpit: false,
+        },
+    ];
     const MCGRPS: &'static [&'static CStr] = &[c_str!("monitor")];
 
     fn doit(&self, _reg: &Registration<Self>, cmd: u8, info: &mut Info<'_>) -> Result {
+        match cmd {
+            CMD_BIND => return bind(info),
+            CMD_UNBIND => return unbind(info),
+            _ => {}
+        }
         let ifindex = info.require(A_DEV_IFINDEX)?.as_u32();
         let mut reply = info.reply(cmd)?;
         let found = bridge::with(|b| -> Result<bool> {
@@ -150,7 +216,7 @@ impl genetlink::Family for Family {
             else {
                 return Ok(false);
             };
-            fill(&mut reply, e, &st.secys)?;
+            fill(&mut reply, e, &st.secys, info.net())?;
             Ok(true)
         })
         .unwrap_or(Ok(false))?;
@@ -172,7 +238,7 @@ impl genetlink::Family for Family {
                 if let Some(e) = e {
                     if *e.dev.net() == *dump.net() {
                         let mut msg = dump.message(cmd)?;
-                        fill(&mut msg, e, &st.secys)?;
+                        fill(&mut msg, e, &st.secys, dump.net())?;
                         dump.commit(msg);
                     }
                 }
@@ -182,4 +248,102 @@ impl genetlink::Family for Family {
         })
         .unwrap_or(Ok(()))
     }
+}
+
+/// The device `kind` names in `net`, or an extack error.
+fn device(info: &Info<'_>, net: &Net, kind: u16, what: &'static CStr) -> Result<ARef<NetDevice>> {
+    let ifindex = info.require(kind)?.as_u32() as i32;
+    NetDevice::get_by_index(net, ifindex).ok_or_else(|| {
+        info.set_err(Some(kind), what);
+        ENODEV
+    })
+}
+
+/// Reports a refused `bind` or `unbind`.
+fn refused(info: &Info<'_>, e: BindError) -> Error {
+    let (kind, msg, err) = match e {
+        BindError::ToItself => (
+            A_DEV_SECY_IFINDEX,
+            c_str!("cannot bind a MACsec netdev to itself"),
+            EINVAL,
+        ),
+        BindError::PortIsSecy => (
+            A_DEV_IFINDEX,
+            c_str!("port is a MACsec netdev: it has its own SecY"),
+            EINVAL,
+        ),
+        BindError::NotSecy => (
+            A_DEV_SECY_IFINDEX,
+            c_str!("target is not a MACsec netdev"),
+            EINVAL,
+        ),
+        BindError::AlreadyBound => (
+            A_DEV_IFINDEX,
+            c_str!("port is already bound; unbind it first"),
+            EEXIST,
+        ),
+        BindError::NotBound => (A_DEV_IFINDEX, c_str!("port is not bound"), ENOENT),
+        BindError::NoMemory => return ENOMEM,
+    };
+    info.set_err(Some(kind), msg);
+    err
+}
+
+/// `bind`: port `ifindex` (caller's namespace) follows SecY `secy-ifindex`
+/// in the namespace `secy-netns-fd` or `secy-netnsid` names (default: the
+/// caller's).
+fn bind(info: &Info<'_>) -> Result {
+    let fd = info.attr(A_DEV_SECY_NETNS_FD);
+    let id = info.attr(A_DEV_SECY_NETNSID);
+    let net: ARef<Net> = match (fd, id) {
+        (Some(_), Some(_)) => {
+            info.set_err(
+                Some(A_DEV_SECY_NETNSID),
+                c_str!("give secy-netns-fd or secy-netnsid, not both"),
+            );
+            return Err(EINVAL);
+        }
+        (Some(fd), None) => Net::get_by_fd(fd.as_u32() as i32).inspect_err(|_| {
+            info.set_err(
+                Some(A_DEV_SECY_NETNS_FD),
+                c_str!("not an open network namespace file descriptor"),
+            )
+        })?,
+        (None, Some(id)) => info.net().get_by_id(id.as_s32()).ok_or_else(|| {
+            info.set_err(
+                Some(A_DEV_SECY_NETNSID),
+                c_str!("no network namespace with this id"),
+            );
+            EINVAL
+        })?,
+        (None, None) => info.net().into(),
+    };
+    // The genl core checked the caller's namespace (GENL_UNS_ADMIN_PERM).
+    if !net.net_admin_capable() {
+        info.set_err(
+            Some(A_DEV_SECY_IFINDEX),
+            c_str!("CAP_NET_ADMIN over the SecY's network namespace is needed"),
+        );
+        return Err(EPERM);
+    }
+    let rtnl = Rtnl::lock();
+    let dev = device(info, info.net(), A_DEV_IFINDEX, c_str!("no such port"))?;
+    let secy = device(
+        info,
+        &net,
+        A_DEV_SECY_IFINDEX,
+        c_str!("no such device in the SecY's namespace"),
+    )?;
+    bridge::with(|b| b.bind(&rtnl, &dev, &secy))
+        .ok_or(ENODEV)?
+        .map_err(|e| refused(info, e))
+}
+
+/// `unbind`: port `ifindex` (caller's namespace) is no longer bound.
+fn unbind(info: &Info<'_>) -> Result {
+    let rtnl = Rtnl::lock();
+    let dev = device(info, info.net(), A_DEV_IFINDEX, c_str!("no such port"))?;
+    bridge::with(|b| b.unbind(&rtnl, &dev))
+        .ok_or(ENODEV)?
+        .map_err(|e| refused(info, e))
 }

@@ -31,7 +31,8 @@ enum macsec_bridge_protection {
  * @MACSEC_BRIDGE_REASON_NONE: The port is offload-protected.
  * @MACSEC_BRIDGE_REASON_UNKNOWN: The SecY has not been observed since the
  *   module loaded.
- * @MACSEC_BRIDGE_REASON_BINDING_STALE: The bound SecY is gone.
+ * @MACSEC_BRIDGE_REASON_BINDING_STALE: The bound SecY is gone (deleted, or its
+ *   namespace was); the binding stays until unbound.
  * @MACSEC_BRIDGE_REASON_NO_SECY: No SecY protects the port.
  * @MACSEC_BRIDGE_REASON_SECY_DOWN: The MACsec netdev is down.
  * @MACSEC_BRIDGE_REASON_LOWER_DOWN: The lower device is down or has no
@@ -63,8 +64,9 @@ enum macsec_bridge_reason {
  * @MACSEC_BRIDGE_RELATION_UPPER: The port is the real device of an offloaded
  *   MACsec netdev; only traffic on that netdev's addresses (RoCE GIDs) is
  *   protected.
- * @MACSEC_BRIDGE_RELATION_BOUND: An administrator bound the port to a SecY in
- *   another namespace.
+ * @MACSEC_BRIDGE_RELATION_BOUND: An administrator bound the port to a SecY,
+ *   typically in another network namespace (the DPU split: the SecY lives on
+ *   the DPU, the host sees only the RDMA function).
  */
 enum macsec_bridge_relation {
 	MACSEC_BRIDGE_RELATION_SELF,
@@ -108,6 +110,8 @@ enum {
 	MACSEC_BRIDGE_A_DEV_FEATURE_OWNER,
 	MACSEC_BRIDGE_A_DEV_GENERATION,
 	MACSEC_BRIDGE_A_DEV_PAD,
+	MACSEC_BRIDGE_A_DEV_SECY_NETNSID,
+	MACSEC_BRIDGE_A_DEV_SECY_NETNS_FD,
 
 	__MACSEC_BRIDGE_A_DEV_MAX,
 	MACSEC_BRIDGE_A_DEV_MAX = (__MACSEC_BRIDGE_A_DEV_MAX - 1)
@@ -116,6 +120,8 @@ enum {
 enum {
 	MACSEC_BRIDGE_CMD_DEV_GET = 1,
 	MACSEC_BRIDGE_CMD_DEV_CHANGE_NTF,
+	MACSEC_BRIDGE_CMD_BIND,
+	MACSEC_BRIDGE_CMD_UNBIND,
 
 	__MACSEC_BRIDGE_CMD_MAX,
 	MACSEC_BRIDGE_CMD_MAX = (__MACSEC_BRIDGE_CMD_MAX - 1)

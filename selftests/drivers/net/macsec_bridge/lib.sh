@@ -83,35 +83,52 @@ cleanup_ns() {
 	NS_LIST=()
 }
 
-# netdevsim: one device with PORTS ports; prints the device id.
+# netdevsim: nsim_new PORTS [NS] makes a device with PORTS ports in
+# namespace NS (default: the current one) and sets NSIM_ID; nsim_del_all
+# deletes every device made so far. Not in a command substitution: the
+# list must reach the caller's shell.
 NSIM_IDS=()
+NSIM_ID=
 nsim_new() {
-	local ports=${1:-1} id
+	local ports=${1:-1} ns=${2:-} id
 	[ -d /sys/bus/netdevsim ] || modprobe netdevsim 2>/dev/null
 	[ -w /sys/bus/netdevsim/new_device ] || return 1
 	for id in $(seq 100 199); do
 		[ -e "/sys/bus/netdevsim/devices/netdevsim$id" ] && continue
-		echo "$id $ports" > /sys/bus/netdevsim/new_device || return 1
-		udev_settle_nsim "$id" "$ports" || return 1
+		# A device's ports appear in the namespace of the writer.
+		in_ns "$ns" sh -c "echo $id $ports > /sys/bus/netdevsim/new_device" || return 1
 		NSIM_IDS+=("$id")
-		echo "$id"
+		udev_settle_nsim "$id" "$ports" "$ns" || return 1
+		NSIM_ID=$id
 		return 0
 	done
 	return 1
 }
 
+# in_ns NS CMD...: CMD in namespace NS (with its own /sys), or here if NS
+# is empty.
+in_ns() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@"
+	else
+		"$@"
+	fi
+}
+
 udev_settle_nsim() {
-	local id=$1 ports=$2 i
+	local id=$1 ports=$2 ns=${3:-} i
 	for i in $(seq 50); do
-		[ "$(ls "/sys/bus/netdevsim/devices/netdevsim$id/net" 2>/dev/null | wc -l)" -ge "$ports" ] && return 0
+		[ "$(in_ns "$ns" ls "/sys/bus/netdevsim/devices/netdevsim$id/net" 2>/dev/null | wc -l)" -ge "$ports" ] && return 0
 		sleep 0.1
 	done
 	return 1
 }
 
-# The netdev name of port PORT (0-based) of netdevsim device ID.
+# The netdev name of port PORT (0-based) of netdevsim device ID, in NS.
 nsim_port() {
-	ls "/sys/bus/netdevsim/devices/netdevsim$1/net" | sort | sed -n "$(( ${2:-0} + 1 ))p"
+	in_ns "${3:-}" ls "/sys/bus/netdevsim/devices/netdevsim$1/net" | sort | sed -n "$(( ${2:-0} + 1 ))p"
 }
 
 nsim_del_all() {
@@ -122,9 +139,21 @@ nsim_del_all() {
 	NSIM_IDS=()
 }
 
-# ethtool's view of NETIF_F_HW_MACSEC: on or off.
+# hw_macsec DEV [NS]: ethtool's view of NETIF_F_HW_MACSEC, on or off.
 hw_macsec() {
-	ethtool -k "$1" 2>/dev/null | awk '/^macsec-hw-offload:/ {print $2}'
+	in_ns "${2:-}" ethtool -k "$1" 2>/dev/null | awk '/^macsec-hw-offload:/ {print $2}'
+}
+
+# wait_for TENTHS CMD...: until CMD succeeds, for at most TENTHS tenths of
+# a second; fails as its last try does.
+wait_for() {
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
 }
 
 # ---- The macsec_bridge family through the kernel's own YNL CLI ----------
@@ -143,17 +172,24 @@ require_ynl() {
 }
 
 ynl() {
-	/usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json "$@"
+	ynl_in "" "$@"
+}
+
+# ynl_in NS ARGS...: the CLI in namespace NS.
+ynl_in() {
+	local ns=$1
+	shift
+	in_ns "$ns" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json "$@"
 }
 
 
-# wait_subscribed PID: until process PID has a generic netlink socket that
-# joined a multicast group (/proc/net/netlink: protocol 16, port id = PID,
-# group bitmap non-zero).
+# wait_subscribed PID [NS]: until process PID has a generic netlink socket
+# in NS that joined a multicast group (/proc/net/netlink: protocol 16, port
+# id = PID, group bitmap non-zero).
 wait_subscribed() {
 	local i
 	for i in $(seq 300); do
-		awk -v pid="$1" '$2 == 16 && $3 == pid && $4 != "00000000" {f = 1} END {exit !f}' \
+		in_ns "${2:-}" awk -v pid="$1" '$2 == 16 && $3 == pid && $4 != "00000000" {f = 1} END {exit !f}' \
 			/proc/net/netlink && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.1
@@ -220,25 +256,45 @@ table_end() {
 	done < <(/usr/bin/python3 "$lib_dir/lockstep_check.py" "$ROW_DIR")
 }
 
-# Two netdevsim devices with one port each, linked back to back in the
-# current namespace and up, so that both have carrier. Sets NSIM_A/NSIM_B.
+# nsim_pair [NS]: two netdevsim devices with one port each, linked back to
+# back in namespace NS (default: the current one) and up, so that both have
+# carrier. Sets NSIM_A/NSIM_B and NSIM_A_ID.
 nsim_pair() {
-	local a b fd
-	a=$(nsim_new 1) && b=$(nsim_new 1) || return 1
-	NSIM_A=$(nsim_port "$a" 0)
-	NSIM_B=$(nsim_port "$b" 0)
+	local ns=${1:-} a b
+	nsim_new 1 "$ns" && a=$NSIM_ID && nsim_new 1 "$ns" && b=$NSIM_ID || return 1
+	NSIM_A=$(nsim_port "$a" 0 "$ns")
+	NSIM_B=$(nsim_port "$b" 0 "$ns")
 	NSIM_A_ID=$a
-	exec {fd}</proc/self/ns/net
-	echo "$fd:$(cat "/sys/class/net/$NSIM_A/ifindex") $fd:$(cat "/sys/class/net/$NSIM_B/ifindex")" \
-		> /sys/bus/netdevsim/link_device || return 1
-	exec {fd}<&-
-	ip link set "$NSIM_A" up && ip link set "$NSIM_B" up
+	nsim_link "$ns" "$NSIM_A" "$ns" "$NSIM_B" &&
+		ip ${ns:+-n "$ns"} link set "$NSIM_A" up && ip ${ns:+-n "$ns"} link set "$NSIM_B" up
+}
+
+# nsim_link NS-A PORT-A NS-B PORT-B: links two netdevsim ports back to back
+# (an empty NS is the current namespace).
+nsim_link() {
+	local fa fb rc
+	exec {fa}<"$(ns_path "$1")" {fb}<"$(ns_path "$3")"
+	echo "$fa:$(ifindex "$2" "$1") $fb:$(ifindex "$4" "$3")" > /sys/bus/netdevsim/link_device
+	rc=$?
+	exec {fa}<&- {fb}<&-
+	return $rc
+}
+
+ns_path() {
+	if [ -n "$1" ]; then echo "/run/netns/$1"; else echo /proc/self/ns/net; fi
 }
 
 # The bed every lockstep table starts from: root, the tools, the module, the
 # YNL CLI, the RDMA core (RXE lives in init_net only in 6.12, so the tables
 # run there) and a netdevsim pair (NSIM_A, NSIM_B); all cleaned up on exit.
 lockstep_bed() {
+	bed_require
+	trap lockstep_cleanup EXIT
+	nsim_pair || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+}
+
+# What every test bed with the module, RXE and ynl needs; skips otherwise.
+bed_require() {
 	require_root
 	require_cmd ip ethtool rdma insmod rmmod
 	require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
@@ -247,8 +303,101 @@ lockstep_bed() {
 		ktap_skip_all "RDMA core unavailable"
 		exit "$KSFT_SKIP"
 	fi
-	trap lockstep_cleanup EXIT
-	nsim_pair || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+}
+
+# dpu_bed [veth|nsim]: the DPU split in one kernel. Namespace DPU is the
+# DPU: the uplink UPLINK (a netdevsim pair, for carrier) with the offloaded
+# SecY macsec0 on it, and d0, the DPU end of the host link. This namespace
+# is the host (RXE lives in init_net in 6.12): h0, the other end, is the
+# RDMA port. The host link is a veth pair (the module owns h0's feature
+# bit) or two linked netdevsim ports (the driver owns it; unlike a veth,
+# h0 outlives the DPU namespace: a veth dies with its peer's namespace).
+dpu_bed() {
+	local hp dp
+	bed_require
+	trap dpu_cleanup EXIT
+	setup_ns DPU || { ktap_skip_all "network namespaces unavailable"; exit "$KSFT_SKIP"; }
+	nsim_pair "$DPU" || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+	UPLINK=$NSIM_A
+	if [ "${1:-veth}" = veth ]; then
+		ip link add h0 type veth peer name d0 netns "$DPU"
+	else
+		nsim_new 1 && hp=$(nsim_port "$NSIM_ID" 0) &&
+			nsim_new 1 "$DPU" && dp=$(nsim_port "$NSIM_ID" 0 "$DPU") &&
+			nsim_link "" "$hp" "$DPU" "$dp" &&
+			ip link set "$hp" name h0 && ip -n "$DPU" link set "$dp" name d0
+	fi &&
+		ip link set h0 up && ip -n "$DPU" link set d0 up &&
+		ip -n "$DPU" link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac &&
+		ip -n "$DPU" link set macsec0 up ||
+		{ ktap_skip_all "cannot build the DPU bed"; exit "$KSFT_SKIP"; }
+}
+
+dpu_cleanup() {
+	rdma link del mb_rxe0 2>/dev/null
+	ip link del h0 2>/dev/null
+	ip link del h0r 2>/dev/null
+	cleanup_ns
+	nsim_del_all
+	rmmod macsec_bridge 2>/dev/null
+	rm -rf "$ROW_DIR"
+}
+
+# Monitors outside a table: mon_start NAME [NS] subscribes a
+# `cli.py --subscribe monitor` in NS; mon_stop NAME ends it, leaving its
+# notifications (JSON) in $ROW_DIR/mon.NAME.
+declare -A MON_PID
+mon_start() {
+	local name=$1 ns=${2:-}
+	local cmd=(/usr/bin/python3 "$lib_dir/ynl_monitor.py" "$YNL_CLI" --no-schema
+		   --spec "$YNL_SPEC" --output-json --subscribe monitor --sleep 3600)
+	# Simple commands, so that $! is the monitor itself (its netlink port
+	# id); `ip netns exec` execs without forking.
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "${cmd[@]}" >"$ROW_DIR/mon.$name" 2>"$ROW_DIR/mon.$name.err" &
+	else
+		"${cmd[@]}" >"$ROW_DIR/mon.$name" 2>"$ROW_DIR/mon.$name.err" &
+	fi
+	MON_PID[$name]=$!
+	wait_subscribed "${MON_PID[$name]}" "$ns"
+}
+
+mon_stop() {
+	kill -USR1 "${MON_PID[$1]}" 2>/dev/null
+	wait "${MON_PID[$1]}"
+}
+
+# ifindex NETDEV [NS]
+ifindex() {
+	in_ns "${2:-}" cat "/sys/class/net/$1/ifindex"
+}
+
+# dpu_bind PORT [JSON-EXTRA]: binds PORT (here) to the DPU's macsec0 through
+# a netns fd; prints cli.py's output, fails as it does.
+dpu_bind() {
+	local extra=${2:-}
+	ynl --do bind --json "{\"ifindex\": $(ifindex "$1"), \"secy-ifindex\": $(ifindex macsec0 "$DPU"), \"secy-netns-fd\": 9$extra}" \
+		9<"/run/netns/$DPU"
+}
+
+dpu_unbind() {
+	ynl --do unbind --json "{\"ifindex\": $(ifindex "$1")}"
+}
+
+# port_field JSON-FILE IFNAME FIELD: FIELD of port IFNAME in a dump (empty
+# if absent, lists joined with commas; `absent` if the port is not there).
+port_field() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+path, name, field = sys.argv[1:4]
+try:
+    ports = json.load(open(path))
+except (OSError, ValueError):
+    ports = []
+found = [p for p in ports if isinstance(p, dict) and p.get('ifname') == name]
+v = found[0].get(field, '') if found else 'absent'
+print(','.join(map(str, v)) if isinstance(v, list) else v)
+PY
 }
 
 lockstep_cleanup() {

@@ -7,7 +7,8 @@
 ROW_DIR holds `dump.0` (the ports when the table began), `rows` (one
 tab-separated line per row: number, description,
 port, expected bit, ethtool's bit, expected protection, expected reason,
-expected relation, expected owner, action status), `dump.N` (the
+expected relation (`none`: no relation), expected owner, action
+status), `dump.N` (the
 `cli.py --dump dev-get` after row N), `action.N` (its output) and `ntf`
 (everything `cli.py --subscribe monitor` received during the table).
 
@@ -87,7 +88,9 @@ def main():
             errors.append(f'dump has no {port}')
         else:
             want = {'protection': prot, 'reason': 'none' if reason == '-' else reason}
-            if relation != '-':
+            if relation == 'none':
+                want['relation'] = None
+            elif relation != '-':
                 want['relation'] = relation
             if owner != '-':
                 want['feature-owner'] = owner

@@ -22,7 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-id=$(nsim_new 1) || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+id=$NSIM_ID
 port=$(nsim_port "$id" 0)
 ip link set "$port" up
 before=$(dmesg | wc -l)

@@ -20,7 +20,8 @@ if ! ip macsec help 2>&1 | grep -q offload; then
 	ktap_skip_all "iproute2 without 'ip macsec offload'"
 	exit "$KSFT_SKIP"
 fi
-id=$(nsim_new 1) || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+id=$NSIM_ID
 port=$(nsim_port "$id" 0)
 setup_ns ns
 ip link set "$port" netns "$ns"

@@ -25,7 +25,8 @@ if [ ! -d /sys/class/infiniband ]; then
 	ktap_skip_all "RDMA core / rdma_rxe unavailable"
 	exit "$KSFT_SKIP"
 fi
-id=$(nsim_new 1) || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+id=$NSIM_ID
 port=$(nsim_port "$id" 0)
 
 ktap_print_header

@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `bind` and `unbind` refuse bad input with an extack message and change
+# nothing; callers without CAP_NET_ADMIN over both namespaces get EPERM,
+# and every caller sees only its own namespace's ports.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+dpu_bed veth
+require_cmd setpriv unshare
+
+ktap_print_header
+ktap_set_plan 28
+
+H=$(ifindex h0)
+S=$(ifindex macsec0 "$DPU")
+OUT=$ROW_DIR/out
+
+# refused DESC ERRNO-NAME MESSAGE-PART JSON [CMD-PREFIX...]: `bind` with
+# JSON (fd 9 is the DPU's namespace) fails with ERRNO-NAME and an extack
+# message containing MESSAGE-PART.
+refused() {
+	local desc=$1 err=$2 msg=$3 json=$4
+	shift 4
+	"$@" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --do "${OP:-bind}" \
+		--json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
+	local rc=$?
+	if [ $rc -ne 0 ] && grep -q -- "$err" "$OUT" && grep -q -- "$msg" "$OUT"; then
+		ktap_test_pass "$desc"
+	else
+		echo "# rc $rc: $(tail -1 "$OUT")"
+		ktap_test_fail "$desc"
+	fi
+}
+# cli.py prints the negative errno: -EINVAL is -22, and so on.
+EINVAL="error: -22" EPERM="error: -1\b" ENODEV="error: -19" EBADF="error: -9" \
+	EEXIST="error: -17" ENOENT="error: -2\b" ERANGE="error: -34"
+
+check "load" insmod "$MODULE_KO"
+ynl --dump dev-get >"$ROW_DIR/before"
+check "h0 carries no RDMA device: not a port yet" [ "$(port_field "$ROW_DIR/before" h0 protection)" = absent ]
+
+refused "missing ifindex" "$EINVAL" "missing" "{\"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+refused "missing secy-ifindex" "$EINVAL" "missing" "{\"ifindex\": $H, \"secy-netns-fd\": 9}"
+refused "unknown ifindex" "$ENODEV" "no such port" \
+	"{\"ifindex\": 999999, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+refused "unknown secy-ifindex" "$ENODEV" "no such device in the SecY's namespace" \
+	"{\"ifindex\": $H, \"secy-ifindex\": 999999, \"secy-netns-fd\": 9}"
+refused "ifindex 0 is out of range" "$ERANGE\|$EINVAL" "out of range" \
+	"{\"ifindex\": 0, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+refused "a netns fd above INT_MAX is out of range" "$ERANGE\|$EINVAL" "out of range" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 4294967295}"
+refused "a closed fd" "$EBADF" "not an open network namespace" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 77}"
+refused "an fd that is no namespace" "$EINVAL" "not an open network namespace" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 8}" \
+	env 8</dev/null
+refused "an unknown netns id" "$EINVAL" "no network namespace with this id" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netnsid\": 4242}"
+refused "fd and id together" "$EINVAL" "not both" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 9, \"secy-netnsid\": 0}"
+refused "a target that is no MACsec netdev (d0)" "$EINVAL" "not a MACsec netdev" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $(ifindex d0 "$DPU"), \"secy-netns-fd\": 9}"
+refused "a MACsec netdev bound to itself" "$EINVAL" "to itself" \
+	"{\"ifindex\": $S, \"secy-ifindex\": $S}" ip netns exec "$DPU"
+ip link add link h0 hm0 type macsec port 9
+refused "a MACsec netdev as the port" "$EINVAL" "its own SecY" \
+	"{\"ifindex\": $(ifindex hm0), \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+ip link del hm0
+OP=unbind refused "unbind of a port that is not bound" "$ENOENT" "not bound" "{\"ifindex\": $H}"
+
+# Privilege: dropped CAP_NET_ADMIN fails in the genl core; a user namespace
+# that owns its own network namespace passes it there, and then needs
+# CAP_NET_ADMIN over the DPU's too.
+refused "without CAP_NET_ADMIN: EPERM" "$EPERM" "" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}" \
+	setpriv --inh-caps=-all --bounding-set=-net_admin
+refused "in a user namespace, over init_net: EPERM" "$EPERM" "" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}" \
+	unshare --user --map-root-user
+# Inside its own user and network namespace, a veth of its own to bind.
+userns_bind() {
+	ip link add u0 type veth peer name u1 &&
+		/usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json \
+			--dump dev-get >"$ROW_DIR/userns.dump" &&
+		/usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --do bind \
+			--json "{\"ifindex\": $(cat /sys/class/net/u0/ifindex), \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+}
+export -f userns_bind
+export YNL_CLI YNL_SPEC ROW_DIR S
+unshare --user --map-root-user --net --mount bash -c \
+	'mount -t sysfs sysfs /sys && userns_bind' >"$ROW_DIR/userns" 2>&1 9<"/run/netns/$DPU"
+rc=$?
+check "user namespace owning its netns: EPERM over the DPU's" \
+	bash -c "[ $rc -ne 0 ] && grep -q -- '$EPERM' '$ROW_DIR/userns' && grep -q \"CAP_NET_ADMIN over the SecY's\" '$ROW_DIR/userns'"
+check "... and its dump shows none of the host's ports" [ "$(cat "$ROW_DIR/userns.dump")" = "[]" ]
+check "after all that, nothing changed" [ "$(ynl --dump dev-get)" = "$(cat "$ROW_DIR/before")" ]
+
+quiet() { "$@" >/dev/null 2>&1; }
+check "bind h0 (no RDMA device on it yet)" quiet dpu_bind h0
+ynl --dump dev-get >"$ROW_DIR/bound"
+check "... relation bound, no RDMA device" \
+	[ "$(port_field "$ROW_DIR/bound" h0 relation)/$(port_field "$ROW_DIR/bound" h0 rdma-dev)" = bound/ ]
+refused "binding twice: EEXIST" "$EEXIST" "already bound" \
+	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+check "... and the object did not change" \
+	[ "$(port_field <(ynl --dump dev-get) h0 generation)" = "$(port_field "$ROW_DIR/bound" h0 generation)" ]
+OP=unbind refused "unbind without CAP_NET_ADMIN: EPERM" "$EPERM" "" "{\"ifindex\": $H}" \
+	setpriv --inh-caps=-all --bounding-set=-net_admin
+quiet dpu_unbind h0
+check "unbind: h0, with no RDMA device, is no port any more" \
+	[ "$(port_field <(ynl --dump dev-get) h0 protection)" = absent ]
+check "unload" rmmod macsec_bridge
+
+ktap_finished
