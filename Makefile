@@ -7,6 +7,7 @@
 #   make check      every test: host unit tests, lint, DKMS, kselftests in a VM
 #   make check-debug  the same on a KASAN kernel
 #   make demo       the whole story, in a VM
+#   make bench      DRANet-Sec's slice latency over 100 SecY flips, in a VM
 #   make kernel     build (or find) the cached test kernel
 #   make CLIPPY=1   build the module with clippy
 
@@ -42,6 +43,9 @@ check-debug:
 
 demo: kernel
 	@scripts/demo.sh --variant $(VARIANT)
+
+bench: kernel
+	@scripts/bench.sh --variant $(VARIANT)
 
 clean:
 	@kdir=$$(scripts/kernel.sh --variant $(VARIANT) --print 2>/dev/null) && \

@@ -190,6 +190,14 @@ else
 	result "dkms add/build/install (dkms not installed)" 4 -
 fi
 
+# DRANet-Sec, for its kselftest against the real module.
+build_dranet_sec() {
+	env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
+		cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml"
+}
+run "dranet-sec builds" build_dranet_sec
+DRANET_SEC=$top/target/debug/dranet-sec
+
 echo "== kselftests in the VM"
 out=$log/vm.log
 # TCG is slow, and KASAN slower still.
@@ -198,7 +206,7 @@ vm_timeout=1500
 "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout "$vm_timeout" \
 	--rwdir "$log" \
 	env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
-	MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" \
+	MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" DRANET_SEC="$DRANET_SEC" \
 	KSFT_RESULTS="$log/ksft-results" \
 	"$top/scripts/vm-selftests.sh" "$kdir" >"$out" 2>&1
 vmrc=$?

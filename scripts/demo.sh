@@ -13,9 +13,7 @@ variant=debug
 kdir=$("$top/scripts/kernel.sh" --variant "$variant")
 mod=$(mktemp -d /tmp/macsec_bridge-demo.XXXXXX)
 trap 'rm -rf "$mod"' EXIT
-cp -r "$top/Kbuild" "$top/drivers" "$mod/"
-make -s -C "$kdir" M="$mod" ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" \
-	BINDGEN="$BINDGEN" modules >/dev/null
+ko=$("$top/scripts/module.sh" "$kdir" "$mod")
 echo "booting $(make -s -C "$kdir" kernelrelease) under TCG ..."
 exec "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 600 \
-	"$top/scripts/demo-guest.sh" "$mod/drivers/net/macsec_bridge/macsec_bridge.ko" "$kdir"
+	"$top/scripts/demo-guest.sh" "$ko" "$kdir"

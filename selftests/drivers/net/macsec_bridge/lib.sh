@@ -117,10 +117,15 @@ in_ns() {
 	fi
 }
 
+# Until the device's ports exist and udev (when it runs, as in virtme-ng)
+# has renamed them from eth%d: a name read before that goes stale.
 udev_settle_nsim() {
 	local id=$1 ports=$2 ns=${3:-} i
 	for i in $(seq 50); do
-		[ "$(in_ns "$ns" ls "/sys/bus/netdevsim/devices/netdevsim$id/net" 2>/dev/null | wc -l)" -ge "$ports" ] && return 0
+		if [ "$(in_ns "$ns" ls "/sys/bus/netdevsim/devices/netdevsim$id/net" 2>/dev/null | wc -l)" -ge "$ports" ]; then
+			command -v udevadm >/dev/null && udevadm settle -t 10 2>/dev/null
+			return 0
+		fi
 		sleep 0.1
 	done
 	return 1

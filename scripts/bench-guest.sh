@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of `make bench`: how long after `ip` returns does
+# `dranet-sec slice --watch` print the slice that says so? 100 SecY flips
+# (encrypt off/on on an offloaded SecY with an active TX SA, each one
+# flipping macsecEgress), next to DRANet's own bounds.
+#
+#   scripts/bench-guest.sh MODULE.ko DRANET-SEC [FLIPS]
+set -eu
+ko=$1
+bin=$2
+flips=${3:-100}
+top=$(cd "$(dirname "$0")/.." && pwd)
+KSFT_DIR=$(mktemp -d)
+export KSFT_DIR
+# lib.sh wants the kselftest helpers; the bench needs only its netdevsim ones.
+touch "$KSFT_DIR/ktap_helpers.sh"
+# shellcheck source=/dev/null
+. "$top/selftests/drivers/net/macsec_bridge/lib.sh"
+
+insmod "$ko"
+nsim_pair
+ip link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac
+ip link set macsec0 up
+rdma link add mb_rxe0 type rxe netdev macsec0
+ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
+
+/usr/bin/python3 - "$bin" "$flips" <<'PY'
+import json, statistics, subprocess, sys, time
+
+binary, flips = sys.argv[1], int(sys.argv[2])
+domain = "macsec.dranet-sec.io"
+watch = subprocess.Popen([binary, "slice", "--node", "bench", "--output", "json", "--watch"],
+                         stdout=subprocess.PIPE, text=True)
+
+def egress(line):
+    for d in json.loads(line)["spec"]["devices"]:
+        a = d["attributes"]
+        if a.get("dra.net/ifName", {}).get("string") == "macsec0":
+            return a[domain + "/macsecEgress"]["bool"]
+    return None
+
+state = egress(watch.stdout.readline())
+assert state is True, f"start: macsecEgress {state}"
+after, cmd = [], []
+for i in range(flips):
+    want = not state
+    t_start = time.monotonic()
+    subprocess.run(["ip", "link", "set", "macsec0", "type", "macsec",
+                    "encrypt", "on" if want else "off"], check=True)
+    t_ret = time.monotonic()
+    while egress(watch.stdout.readline()) != want:
+        pass
+    t_seen = time.monotonic()
+    after.append((t_seen - t_ret) * 1000)
+    cmd.append((t_ret - t_start) * 1000)
+    state = want
+watch.kill()
+
+def row(name, xs):
+    xs = sorted(xs)
+    p99 = xs[min(len(xs) - 1, int(round(0.99 * (len(xs) - 1))))]
+    return f"| {name} | {statistics.median(xs):.1f} ms | {p99:.1f} ms | {xs[-1]:.1f} ms |"
+
+print()
+print(f"{flips} SecY flips (encrypt off/on), netdevsim offload, TCG guest")
+print()
+print("| what | median | p99 | max |")
+print("|---|---|---|---|")
+print(row("`ip link set macsec0 ... encrypt` itself", cmd))
+print(row("`ip` returned -> updated slice on `slice --watch` stdout", after))
+print("| DRANet: rescan after a link event (rate limit) | 2 s | | |")
+print("| DRANet: rescan without an event (poll) | 60 s | | |")
+PY

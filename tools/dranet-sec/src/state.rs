@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What the kernel says about one RDMA port: a `macsec_bridge` port object.
+//!
+//! Field names are those of the YNL spec
+//! (`Documentation/netlink/specs/macsec_bridge.yaml`), so a
+//! `cli.py --dump dev-get --output-json` can be read as a list of these.
+
+use serde::{Deserialize, Serialize};
+
+/// One port object of the `macsec_bridge` family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PortState {
+    pub ifindex: u32,
+    pub ifname: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rdma_dev: Vec<String>,
+    /// `none`, `software`, `offload-mac` or `offload-phy`.
+    pub protection: String,
+    /// `none` when offload-protected, else why not.
+    pub reason: String,
+    /// `self`, `upper` or `bound`; absent without a SecY.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secy_ifindex: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secy_netnsid: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sci: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypt: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_owner: Option<String>,
+    pub generation: u64,
+}
+
+impl PortState {
+    /// Whether the port's egress is protected by a hardware-offloaded SecY:
+    /// what `macsecEgress` publishes.
+    pub fn offloaded(&self) -> bool {
+        self.protection.starts_with("offload-")
+    }
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The client's tables are the spec's.
+
+use dranet_sec::genl::{self, attr};
+
+fn spec() -> serde_yaml::Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../Documentation/netlink/specs/macsec_bridge.yaml"
+    );
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn entries(spec: &serde_yaml::Value, name: &str) -> Vec<String> {
+    let def = spec["definitions"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap();
+    def["entries"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| e["name"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn enums_match_the_spec() {
+    let s = spec();
+    assert_eq!(s["name"], "macsec_bridge");
+    assert_eq!(entries(&s, "protection"), genl::PROTECTION);
+    assert_eq!(entries(&s, "reason"), genl::REASON);
+    assert_eq!(entries(&s, "relation"), genl::RELATION);
+    assert_eq!(entries(&s, "cipher"), genl::CIPHER);
+    assert_eq!(entries(&s, "feature-owner"), genl::FEATURE_OWNER);
+}
+
+#[test]
+fn attributes_and_ops_match_the_spec() {
+    let s = spec();
+    let set = s["attribute-sets"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "dev")
+        .unwrap();
+    let names: Vec<&str> = set["attributes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    let num = |n: &str| names.iter().position(|x| *x == n).unwrap() as u16 + 1;
+    for (n, v) in [
+        ("ifindex", attr::IFINDEX),
+        ("ifname", attr::IFNAME),
+        ("rdma-dev", attr::RDMA_DEV),
+        ("protection", attr::PROTECTION),
+        ("reason", attr::REASON),
+        ("relation", attr::RELATION),
+        ("secy-ifindex", attr::SECY_IFINDEX),
+        ("sci", attr::SCI),
+        ("cipher", attr::CIPHER),
+        ("encrypt", attr::ENCRYPT),
+        ("feature-owner", attr::FEATURE_OWNER),
+        ("generation", attr::GENERATION),
+        ("secy-netnsid", attr::SECY_NETNSID),
+    ] {
+        assert_eq!(num(n), v, "{n}");
+    }
+    let ops: Vec<&str> = s["operations"]["list"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ops.iter().position(|o| *o == "dev-get").unwrap() as u8 + 1,
+        genl::CMD_DEV_GET
+    );
+    assert_eq!(
+        ops.iter().position(|o| *o == "dev-change-ntf").unwrap() as u8 + 1,
+        genl::CMD_DEV_CHANGE_NTF
+    );
+    assert_eq!(s["mcast-groups"]["list"][0]["name"], genl::MCGRP_MONITOR);
+}

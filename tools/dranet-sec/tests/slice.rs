@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+mod common;
+
+use common::*;
+use dranet_sec::attrs::{self, NetDev, MAX_ATTRS};
+use dranet_sec::slice::{self, device_name};
+
+fn attr<'a>(
+    d: &'a k8s_openapi::api::resource::v1::Device,
+    name: &str,
+) -> &'a k8s_openapi::api::resource::v1::DeviceAttribute {
+    d.attributes
+        .as_ref()
+        .unwrap()
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+}
+
+#[test]
+fn device_names_follow_dranet() {
+    assert_eq!(device_name(&nic(0)), "pci-0000-10-00-0");
+    let v = NetDev {
+        ifname: "Macsec0.7_x".into(),
+        ..Default::default()
+    };
+    assert_eq!(device_name(&v), "macsec0-7-x");
+    assert!(attrs::is_dns_label(&device_name(&NetDev {
+        ifname: "-".repeat(80),
+        ..Default::default()
+    })));
+}
+
+#[test]
+fn attributes_say_what_the_kernel_says() {
+    let devs = vec![nic(0), nic(1), nic(2)];
+    let ports = vec![
+        port(&devs[0], "offload-mac", "none"),
+        port(&devs[1], "none", "encrypt-off"),
+    ];
+    let (d, w) = slice::devices(&opts("n1"), &devs, &ports).unwrap();
+    assert!(w.is_empty());
+    let e = |i: usize| attr(&d[i], &format!("{DOMAIN}/macsecEgress")).bool;
+    assert_eq!((e(0), e(1), e(2)), (Some(true), Some(false), Some(false)));
+    assert_eq!(
+        attr(&d[1], &format!("{DOMAIN}/macsecReason"))
+            .string
+            .as_deref(),
+        Some("encrypt-off")
+    );
+    assert_eq!(
+        attr(&d[2], &format!("{DOMAIN}/macsecReason"))
+            .string
+            .as_deref(),
+        Some("untracked")
+    );
+    assert_eq!(
+        attr(&d[0], &format!("{DOMAIN}/macsecCipher"))
+            .string
+            .as_deref(),
+        Some("gcm-aes-256")
+    );
+    // DRANet's own names, and the standard ones.
+    assert_eq!(attr(&d[0], "dra.net/rdma").bool, Some(true));
+    assert_eq!(
+        attr(&d[0], "dra.net/rdmaDevice").string.as_deref(),
+        Some("mlx5_0")
+    );
+    assert_eq!(attr(&d[0], "dra.net/sriov").bool, Some(true));
+    assert_eq!(attr(&d[0], "dra.net/sriovVfs").int, Some(0));
+    assert_eq!(attr(&d[1], "resource.kubernetes.io/numaNode").int, Some(1));
+    assert_eq!(
+        attr(&d[0], "resource.kubernetes.io/pcieRoot")
+            .string
+            .as_deref(),
+        Some("pci0000:10")
+    );
+    for dev in &d {
+        for (name, v) in dev.attributes.as_ref().unwrap() {
+            attrs::check(name, v).unwrap();
+        }
+    }
+}
+
+#[test]
+fn limits_are_enforced() {
+    assert!(attrs::is_qualified_name(
+        "macsec.dranet-sec.io/macsecEgress"
+    ));
+    assert!(
+        !attrs::is_qualified_name("dra.net/macsec-hw-offload"),
+        "hyphen in the identifier"
+    );
+    assert!(!attrs::is_qualified_name(&format!(
+        "dra.net/{}",
+        "a".repeat(33)
+    )));
+    assert!(!attrs::is_qualified_name(&format!(
+        "{}.io/a",
+        "d".repeat(61)
+    )));
+    assert!(slice::devices(
+        &slice::Options {
+            domain: "Bad_Domain".into(),
+            ..opts("n")
+        },
+        &[],
+        &[]
+    )
+    .is_err());
+
+    // A 65-character string is left out, not published.
+    let long = NetDev {
+        pci_device: Some("x".repeat(65)),
+        ..nic(0)
+    };
+    let (d, w) = slice::devices(&opts("n"), &[long], &[]).unwrap();
+    assert!(d[0]
+        .attributes
+        .as_ref()
+        .unwrap()
+        .get("dra.net/pciDevice")
+        .is_none());
+    assert_eq!(w.len(), 1, "{w:?}");
+
+    // Past 32 attributes the driver's go first; the MACsec ones stay.
+    let mut a = attrs::dranet_attributes("dra.net", &nic(0));
+    for i in 0..30 {
+        a.insert(format!("dra.net/extra{i}"), attrs::int_attr(i));
+    }
+    a.extend(attrs::macsec_attributes(DOMAIN, None));
+    let w = attrs::fit(&mut a, DOMAIN);
+    assert_eq!(a.len(), MAX_ATTRS);
+    assert!(!w.is_empty());
+    assert!(a.contains_key(&format!("{DOMAIN}/macsecEgress")));
+}
+
+#[test]
+fn pools_split_at_128_devices() {
+    let devs: Vec<NetDev> = (0..300)
+        .map(|i| NetDev {
+            ifname: format!("veth{i}"),
+            virtual_: true,
+            ..Default::default()
+        })
+        .collect();
+    let o = slice::Options {
+        generation: 5,
+        ..opts("big")
+    };
+    let (d, _) = slice::devices(&o, &devs, &[]).unwrap();
+    let s = slice::slices(&o, d);
+    let sizes: Vec<usize> = s
+        .iter()
+        .map(|s| s.spec.devices.as_ref().unwrap().len())
+        .collect();
+    assert_eq!(sizes, vec![128, 128, 44]);
+    let mut names = std::collections::BTreeSet::new();
+    for x in &s {
+        assert_eq!(x.spec.pool.resource_slice_count, 3);
+        assert_eq!(x.spec.pool.generation, 5);
+        assert_eq!(x.spec.pool.name, "big");
+        assert_eq!(x.spec.node_name.as_deref(), Some("big"));
+        assert!(names.insert(x.metadata.name.clone().unwrap()));
+        for dev in x.spec.devices.as_ref().unwrap() {
+            assert!(attrs::is_dns_label(&dev.name));
+        }
+    }
+    // An empty node still publishes its (empty) pool.
+    assert_eq!(slice::slices(&o, vec![]).len(), 1);
+}
+
+#[test]
+fn slices_serialize_as_resource_k8s_io_v1() {
+    let s = &inventory(1, &[(0, 3)])[0];
+    let v = serde_json::to_value(s).unwrap();
+    assert_eq!(v["apiVersion"], "resource.k8s.io/v1");
+    assert_eq!(v["kind"], "ResourceSlice");
+    assert_eq!(v["spec"]["pool"]["resourceSliceCount"], 1);
+    assert_eq!(
+        v["spec"]["devices"][3]["attributes"][format!("{DOMAIN}/macsecEgress")]["bool"],
+        true
+    );
+    // And back, through YAML.
+    let y = serde_yaml::to_string(s).unwrap();
+    let back: k8s_openapi::api::resource::v1::ResourceSlice = serde_yaml::from_str(&y).unwrap();
+    assert_eq!(&back, s);
+}
