@@ -32,9 +32,12 @@ fn is_pci_address(s: &str) -> bool {
             .all(|(i, c)| [4, 7, 10].contains(&i) || c.is_ascii_hexdigit())
 }
 
-/// RDMA device names per netdev: a RoCE port's GID table names its netdev
-/// (`ports/N/gid_attrs/ndevs/*`, RXE included); else the PCI function's
-/// `net/` directory.
+/// RDMA device names per netdev, cheapest source first: a soft device (RXE,
+/// siw) names its netdev in `parent`; a PCI device lists its function's
+/// netdevs in `device/net/` (what DRANet's rdmamap reads). Only a device
+/// with neither has its RoCE GID table read (`ports/N/gid_attrs/ndevs/*`):
+/// that is one open and read per entry, 1024 per port on RXE, and a watch
+/// that rescans on every notification cannot pay it for every device.
 pub fn rdma_by_netdev(root: &Path) -> BTreeMap<String, Vec<String>> {
     let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let Ok(ibs) = fs::read_dir(root.join("class/infiniband")) else {
@@ -45,35 +48,21 @@ pub fn rdma_by_netdev(root: &Path) -> BTreeMap<String, Vec<String>> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    let entries = |p: PathBuf| fs::read_dir(p).into_iter().flatten().flatten();
     for ib in names {
         let dir = root.join("class/infiniband").join(&ib);
-        let mut nets = Vec::new();
-        for port in fs::read_dir(dir.join("ports"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            for gid in fs::read_dir(port.path().join("gid_attrs/ndevs"))
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                if let Some(n) = read(gid.path()) {
-                    nets.push(n);
-                }
-            }
-        }
-        // A soft device (RXE, siw) names its netdev in `parent`.
-        if let Some(parent) = read(dir.join("parent")).filter(|_| nets.is_empty()) {
-            nets.push(parent);
+        let mut nets: Vec<String> = read(dir.join("parent")).into_iter().collect();
+        if nets.is_empty() {
+            nets.extend(
+                entries(dir.join("device/net"))
+                    .map(|n| n.file_name().to_string_lossy().into_owned()),
+            );
         }
         if nets.is_empty() {
-            for n in fs::read_dir(dir.join("device/net"))
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                nets.push(n.file_name().to_string_lossy().into_owned());
+            for port in entries(dir.join("ports")) {
+                nets.extend(
+                    entries(port.path().join("gid_attrs/ndevs")).filter_map(|g| read(g.path())),
+                );
             }
         }
         nets.sort();

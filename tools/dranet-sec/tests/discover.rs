@@ -55,10 +55,22 @@ fn finds_pci_numa_sriov_and_rdma_facts() {
         &r.join("class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/1"),
         "ens1f0",
     );
+    // RXE names its netdev in `parent`; its GID table is not read (this
+    // entry would be wrong if it were).
+    write(&r.join("class/infiniband/rxe0/parent"), "h0");
     write(
         &r.join("class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0"),
-        "h0",
+        "ens1f0v0",
     );
+    // A PCI RDMA function lists its netdevs under `device/net`.
+    write(&vf.join("infiniband/mlx5_1/ports/1/state"), "4: ACTIVE");
+    fs::create_dir_all(r.join("class/infiniband")).unwrap();
+    symlink(
+        vf.join("infiniband/mlx5_1"),
+        r.join("class/infiniband/mlx5_1"),
+    )
+    .unwrap();
+    symlink(&vf, vf.join("infiniband/mlx5_1/device")).unwrap();
 
     let devs = discover::netdevs(r).unwrap();
     let names: Vec<&str> = devs.iter().map(|d| d.ifname.as_str()).collect();
@@ -73,7 +85,7 @@ fn finds_pci_numa_sriov_and_rdma_facts() {
     assert!(!pf.virtual_ && !pf.is_sriov_vf);
     assert!(vf.is_sriov_vf);
     assert_eq!(vf.numa_node, None, "-1 is no NUMA node");
-    assert!(vf.rdma_devices.is_empty());
+    assert_eq!(vf.rdma_devices, ["mlx5_1"]);
     assert!(h0.virtual_);
     assert_eq!(h0.pci_address, None);
     assert_eq!(h0.rdma_devices, ["rxe0"]);
