@@ -36,7 +36,7 @@ netns_cleanup() {
 	dpu_cleanup
 	[ "$EXCL" = 1 ] && rdma_mode shared
 }
-trap netns_cleanup EXIT
+on_exit netns_cleanup
 D=(ip -n "$DPU")
 dump() { ynl_in "${1:-}" --dump dev-get; }
 field() { port_field "$ROW_DIR/dump" h0 "$1"; }

@@ -35,7 +35,7 @@ cleanup() {
 	ip link del mbv0 2>/dev/null
 	rmmod macsec_bridge 2>/dev/null
 }
-trap cleanup EXIT
+on_exit cleanup
 
 ip link add mbv0 type veth peer name mbv1
 ip link set mbv0 up

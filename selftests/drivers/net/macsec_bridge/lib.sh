@@ -14,6 +14,16 @@ ksft_dir=${KSFT_DIR:-$lib_dir/../../../kselftest}
 # Where the module under test is: the runner exports it.
 MODULE_KO=${MACSEC_BRIDGE_KO:-}
 
+# on_exit FUNC: run FUNC when the test exits, however it exits. When a test
+# times out, the runner's two nested `timeout`s expire together and the
+# test's process group is sent SIGTERM twice: the second would kill the
+# cleanup half-way and leave netdevs and namespaces to the next test, so
+# the cleanup (and what it runs) ignores it.
+on_exit() {
+	# shellcheck disable=SC2064 # FUNC is expanded now, on purpose.
+	trap "trap '' INT TERM; $1" EXIT
+}
+
 # Commands each test needs; skip the whole test (exit 4) when one is missing.
 require_cmd() {
 	local c
@@ -294,7 +304,7 @@ ns_path() {
 # run there) and a netdevsim pair (NSIM_A, NSIM_B); all cleaned up on exit.
 lockstep_bed() {
 	bed_require
-	trap lockstep_cleanup EXIT
+	on_exit lockstep_cleanup
 	nsim_pair || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
 }
 
@@ -320,7 +330,7 @@ bed_require() {
 dpu_bed() {
 	local hp dp
 	bed_require
-	trap dpu_cleanup EXIT
+	on_exit dpu_cleanup
 	setup_ns DPU || { ktap_skip_all "network namespaces unavailable"; exit "$KSFT_SKIP"; }
 	nsim_pair "$DPU" || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
 	UPLINK=$NSIM_A

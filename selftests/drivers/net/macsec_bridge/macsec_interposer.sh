@@ -20,7 +20,7 @@ cleanup() {
 	rmmod macsec_interposer_test 2>/dev/null
 	nsim_del_all
 }
-trap cleanup EXIT
+on_exit cleanup
 
 nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
 id=$NSIM_ID

@@ -14,7 +14,7 @@ cleanup() {
 	cleanup_ns
 	nsim_del_all
 }
-trap cleanup EXIT
+on_exit cleanup
 
 if ! ip macsec help 2>&1 | grep -q offload; then
 	ktap_skip_all "iproute2 without 'ip macsec offload'"

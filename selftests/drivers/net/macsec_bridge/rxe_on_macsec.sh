@@ -17,7 +17,7 @@ cleanup() {
 	ip link del mb_macsec0 2>/dev/null
 	nsim_del_all
 }
-trap cleanup EXIT
+on_exit cleanup
 
 # Built in or a module: the RDMA core's class appears either way.
 [ -d /sys/class/infiniband ] || modprobe rdma_rxe 2>/dev/null
