@@ -41,8 +41,8 @@ def egress(line):
             return a[domain + "/macsecEgress"]["bool"]
     return None
 
-state = egress(watch.stdout.readline())
-assert state is True, f"start: macsecEgress {state}"
+start = egress(watch.stdout.readline())
+assert start is True, f"start: macsecEgress {start}"
 
 # Each flip is one command that turns hardware protection off or on.
 FLIPS = {
@@ -52,27 +52,25 @@ FLIPS = {
         lambda on: ["ip", "link", "set", "macsec0", "type", "macsec",
                     "encrypt", "on" if on else "off"],
 }
+
+def flip(argv, want):
+    """Run one flip; its time (ms) and the time until the slice says so."""
+    t_start = time.monotonic()
+    subprocess.run(argv(want), check=True)
+    t_ret = time.monotonic()
+    while egress(watch.stdout.readline()) != want:
+        pass
+    t_seen = time.monotonic()
+    return (t_ret - t_start) * 1000, (t_seen - t_ret) * 1000
+
 results = {}
 for name, argv in FLIPS.items():
-    after, cmd = [], []
-    for i in range(flips):
-        want = not state
-        t_start = time.monotonic()
-        subprocess.run(argv(want), check=True)
-        t_ret = time.monotonic()
-        while egress(watch.stdout.readline()) != want:
-            pass
-        t_seen = time.monotonic()
-        after.append((t_seen - t_ret) * 1000)
-        cmd.append((t_ret - t_start) * 1000)
-        state = want
-    results[name] = (cmd, after)
-    # An even number of flips ends protected; make sure of it for the next kind.
-    if not state:
-        subprocess.run(argv(True), check=True)
-        while egress(watch.stdout.readline()) is not True:
-            pass
-        state = True
+    # From protected: off, on, off, ...
+    times = [flip(argv, i % 2 == 1) for i in range(flips)]
+    results[name] = ([c for c, _ in times], [a for _, a in times])
+    # An odd FLIPS ends unprotected; start the next command protected.
+    if flips % 2:
+        flip(argv, True)
 watch.kill()
 
 def row(name, cmd, xs):
