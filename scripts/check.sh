@@ -5,7 +5,8 @@
 #   N passed, N failed, N skipped
 #
 #  1. host:  scripts/tests/*.sh and `cargo test` of every crate in the repo
-#  2. build: the test kernel (cached), the module (no warnings), clippy,
+#  2. build: the test kernel (cached), vm-run's own boot tests
+#            (scripts/tests/boot), the module (no warnings), clippy,
 #            rustfmt, and the real `dkms add/build/install`
 #  3. VM:    one boot of the test kernel running every kselftest under
 #            selftests/drivers/net/macsec_bridge through the kernel's
@@ -99,6 +100,11 @@ if ! kdir=$("$top/scripts/kernel.sh" --variant "$variant" 2>"$kout"); then
 	summary
 fi
 result "kernel build ($variant): $(sed -n 1p "$kdir/.macsec_bridge_built")s when built" 0 "$kout"
+
+# Host tests that boot the test kernel (scripts/vm-run itself).
+for t in "$top"/scripts/tests/boot/*.sh; do
+	run "boot: $(basename "$t" .sh)" "$t" "$kdir"
+done
 
 kmake() {
 	make ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN" \
