@@ -6,6 +6,8 @@
 set -eu
 ko=$1
 kdir=$2
+# DRANet-Sec's binary, run by name as an operator would.
+PATH=$(dirname "$3"):$PATH
 spec=$(cd "$(dirname "$0")/.." && pwd)/Documentation/netlink/specs/macsec_bridge.yaml
 
 step() { printf '\n\033[1m%s\033[0m\n' "$*"; }
@@ -82,7 +84,18 @@ view
 show ip link set macsec0 type macsec encrypt on
 view
 
-step "6. The DPU split: the SecY lives on the DPU (namespace dpu), the host has h0"
+step "6. DRANet-Sec: the port as a Kubernetes DRA device"
+show dranet-sec status
+printf '  $ dranet-sec slice --node n1   # the device macsec0, its MACsec attributes\n'
+dranet-sec slice --node n1 --output json | /usr/bin/python3 -c '
+import json, sys
+for d in json.load(sys.stdin)["spec"]["devices"]:
+    if d["name"] == "macsec0":
+        for k, v in sorted(d["attributes"].items()):
+            if "/macsec" in k:
+                print("    %s: %s" % (k, json.dumps(list(v.values())[0])))'
+
+step "7. The DPU split: the SecY lives on the DPU (namespace dpu), the host has h0"
 rdma link del rxe0
 ip netns add dpu
 ip netns exec dpu sh -c 'echo "2 1" > /sys/bus/netdevsim/new_device'
@@ -96,7 +109,7 @@ show rdma link add rxe1 type rxe netdev h0
 echo "  The host port is unprotected: nothing protects its egress yet."
 view h0
 
-step "7. The DPU configures and offloads its SecY; the host binds h0 to it"
+step "8. The DPU configures and offloads its SecY; the host binds h0 to it"
 show ip -n dpu link add link "$uplink" macsec1 type macsec port 4 encrypt on offload mac
 ip -n dpu link set macsec1 up
 secy=$(ip netns exec dpu cat /sys/class/net/macsec1/ifindex)
@@ -110,15 +123,13 @@ show ip -n dpu macsec add macsec1 tx sa 0 pn 1 on key 01 12345678901234567890123
 echo "  The host port is protected by the DPU's offloaded SecY:"
 view h0
 
-step "8. The DPU tears its SecY down: the host port is retracted"
+step "9. The DPU tears its SecY down: the host port is retracted"
 show ip -n dpu link del macsec1
 view h0
 
-step "9. Unload: the bits it set are cleared, macsec_ops restored"
+step "10. Unload: the bits it set are cleared, macsec_ops restored"
 rmmod macsec_bridge
 show sh -c "ethtool -k macsec0 | grep macsec-hw-offload"
 show sh -c "ip macsec show macsec0 | grep -o 'offload: mac'"
 cleanup
 trap - EXIT
-echo
-echo "Next: DRANet-Sec publishes this state in a Kubernetes ResourceSlice (issue 6)."
