@@ -20,10 +20,7 @@ if [ ! -r "$spec" ] || [ ! -r "$cli" ] || ! /usr/bin/python3 -c 'import yaml' 2>
 	ktap_skip_all "ynl CLI, spec or python3-yaml missing"
 	exit "$KSFT_SKIP"
 fi
-if [ ! -d /sys/class/infiniband ]; then
-	ktap_skip_all "RDMA core unavailable"
-	exit "$KSFT_SKIP"
-fi
+require_rxe
 
 ynl() { /usr/bin/python3 "$cli" --no-schema --spec "$spec" --output-json "$@"; }
 # jq-free JSON checks.

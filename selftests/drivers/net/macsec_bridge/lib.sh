@@ -43,6 +43,15 @@ require_ko() {
 	fi
 }
 
+# Skip unless the RDMA core and RXE are there, built in or as modules.
+require_rxe() {
+	[ -d /sys/class/infiniband ] || modprobe rdma_rxe 2>/dev/null
+	if [ ! -d /sys/class/infiniband ]; then
+		ktap_skip_all "RDMA core / rdma_rxe unavailable"
+		exit "$KSFT_SKIP"
+	fi
+}
+
 require_root() {
 	if [ "$(id -u)" -ne 0 ]; then
 		ktap_skip_all "must run as root"
@@ -314,10 +323,7 @@ bed_require() {
 	require_cmd ip ethtool rdma insmod rmmod
 	require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
 	require_ynl
-	if [ ! -d /sys/class/infiniband ]; then
-		ktap_skip_all "RDMA core unavailable"
-		exit "$KSFT_SKIP"
-	fi
+	require_rxe
 }
 
 # dpu_bed [veth|nsim]: the DPU split in one kernel. Namespace DPU is the

@@ -19,12 +19,7 @@ cleanup() {
 }
 on_exit cleanup
 
-# Built in or a module: the RDMA core's class appears either way.
-[ -d /sys/class/infiniband ] || modprobe rdma_rxe 2>/dev/null
-if [ ! -d /sys/class/infiniband ]; then
-	ktap_skip_all "RDMA core / rdma_rxe unavailable"
-	exit "$KSFT_SKIP"
-fi
+require_rxe
 nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
 id=$NSIM_ID
 port=$(nsim_port "$id" 0)
