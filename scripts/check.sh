@@ -5,25 +5,37 @@
 #   N passed, N failed, N skipped
 #
 #  1. host:  scripts/tests/*.sh and `cargo test` of every crate in the repo
+#  then for each kernel series (--kernel S, repeatable; default 6.12 and
+#  7.3, or 6.12 alone for KASAN):
 #  2. build: the test kernel (cached), vm-run's own boot tests
-#            (scripts/tests/boot), the module (no warnings), clippy,
-#            rustfmt, and the real `dkms add/build/install`
-#  3. VM:    one boot of the test kernel running every kselftest under
+#            (scripts/tests/boot); on 6.12 the module (no warnings),
+#            clippy, rustfmt, and the real `dkms add/build/install`
+#  3. VM:    one boot of the test kernel running the kselftests under
 #            selftests/drivers/net/macsec_bridge through the kernel's
-#            kselftest runner (KTAP; exit 4 = skip); the last one scans
-#            dmesg and kmemleak.
+#            kselftest runner (KTAP; exit 4 = skip): every one on 6.12,
+#            the kernel-only ones on 7.3; the last one scans dmesg and
+#            kmemleak.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/toolchain.env"
 
 variant=debug
+series_list=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
+	--kernel) series_list+=("$2"); shift 2 ;;
 	*) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+
+# Every kernel series, unless told: 6.12 with the module, 7.3 brought up
+# pristine. KASAN is built for 6.12 only.
+if [ ${#series_list[@]} -eq 0 ]; then
+	series_list=(6.12)
+	[ "$variant" = kasan ] || series_list+=(7.3)
+fi
 
 passed=0 failed=0 skipped=0
 failures=()
@@ -40,9 +52,9 @@ fi
 # result NAME RC: RC 0 = pass, 4 = skip, anything else = fail.
 result() {
 	case "$2" in
-	0) passed=$((passed + 1)); echo "PASS  $1" ;;
-	4) skipped=$((skipped + 1)); echo "SKIP  $1" ;;
-	*) failed=$((failed + 1)); failures+=("$1"); echo "FAIL  $1 (log: $3)" ;;
+	0) passed=$((passed + 1)); echo "PASS  ${prefix:-}$1" ;;
+	4) skipped=$((skipped + 1)); echo "SKIP  ${prefix:-}$1" ;;
+	*) failed=$((failed + 1)); failures+=("${prefix:-}$1"); echo "FAIL  ${prefix:-}$1 (log: $3)" ;;
 	esac
 }
 
@@ -67,9 +79,11 @@ summary() {
 }
 
 echo "== host tests"
+# They test the tooling of the module's kernel, 6.12 (the overlay, its
+# cache key, its YNL generator), whichever series are tested below.
 for t in "$top"/scripts/tests/*.sh; do
 	[ -e "$t" ] || continue
-	run "host: $(basename "$t" .sh)" "$t"
+	run "host: $(basename "$t" .sh)" env KERNEL_SERIES=6.12 "$t"
 done
 
 # Every crate in the repo; each #[test] counts.
@@ -93,165 +107,198 @@ while IFS= read -r manifest; do
 	fi
 done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
 
-echo "== build"
-kout=$log/kernel.log
-if ! kdir=$("$top/scripts/kernel.sh" --variant "$variant" 2>"$kout"); then
-	result "kernel build ($variant)" 1 "$kout"
-	summary
-fi
-result "kernel build ($variant): $(sed -n 1p "$kdir/.macsec_bridge_built")s when built" 0 "$kout"
+# test_kernel SERIES: build the test kernel of SERIES and test on it; its
+# logs go to a directory of its own, its results are named after it.
+test_kernel() {
+	export KERNEL_SERIES=$1
+	local log=$log/$1
+	local prefix="$1: "
+	local MODULE_KO= DKMS_KO= INTERPOSER_TEST_KO= DRANET_SEC=
+	mkdir -p "$log"
+	echo "== $KERNEL_SERIES: build"
+	kout=$log/kernel.log
+	if ! kdir=$("$top/scripts/kernel.sh" --variant "$variant" 2>"$kout"); then
+		result "kernel build ($variant)" 1 "$kout"
+		return
+	fi
+	result "kernel build ($variant): $(sed -n 1p "$kdir/.macsec_bridge_built")s when built" 0 "$kout"
 
-# Host tests that boot the test kernel (scripts/vm-run itself).
-for t in "$top"/scripts/tests/boot/*.sh; do
-	run "boot: $(basename "$t" .sh)" "$t" "$kdir"
+	# Host tests that boot the test kernel (scripts/vm-run itself).
+	for t in "$top"/scripts/tests/boot/*.sh; do
+		run "boot: $(basename "$t" .sh)" "$t" "$kdir"
+	done
+
+	# The repo's changes to the tree's rust/ (the 6.12 overlay or the 7.3
+	# patch series), as kernel.sh recorded them. The kernel build ran rustc,
+	# clippy and rustdoc over them: none may warn about one of them. rustfmt
+	# checks them where they live, in the tree: they declare modules that
+	# only exist there.
+	rust_changes() { sed 's|^\./|rust/|' "$kdir/.macsec_bridge_overlay"; }
+	rust_warnings() {
+		local paths
+		paths=$(rust_changes | paste -sd'|')
+		[ -n "$paths" ] || return 0
+		! grep -E -A3 '^(warning|error)' "$kdir/.macsec_bridge_build.log" | grep -E -e "--> ($paths)"
+	}
+	run "rust/ changes: no rustc, clippy or rustdoc warnings" rust_warnings
+	rustfmt_rust() {
+		local files
+		mapfile -t files < <(rust_changes | grep '\.rs$')
+		[ ${#files[@]} -eq 0 ] ||
+			(cd "$kdir" && "$RUSTFMT" --check --edition 2021 --config-path .rustfmt.toml "${files[@]}")
+	}
+	run "rust/ changes: rustfmt clean (kernel .rustfmt.toml)" rustfmt_rust
+
+	kmake() {
+		make ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN" \
+			RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" "$@"
+	}
+
+	# Test modules the kselftests load (abstraction tests driven from user
+	# space), written against the series' own kernel crate when it has them.
+	build_test_modules() {
+		local d=$log/test_modules src=$top/selftests/drivers/net/macsec_bridge/test_modules
+		[ ! -d "$src/$KERNEL_SERIES" ] || src=$src/$KERNEL_SERIES
+		rm -rf "$d"
+		mkdir -p "$d"
+		cp "$src"/Kbuild "$src"/*.rs "$d/"
+		kmake -C "$kdir" M="$d" W=1 CLIPPY=1 modules 2>&1 || return 1
+	}
+	run "selftest modules build (clippy, W=1)" build_test_modules
+	INTERPOSER_TEST_KO=$log/test_modules/macsec_interposer_test.ko
+
+	# The module, its overlay and DKMS are written against 6.12's kernel crate.
+	# Other series are being brought up: their kernel is built pristine and
+	# only the kernel's own features are tested on it.
+	vm_tests=()
+	if [ "$KERNEL_SERIES" = 6.12 ]; then
+		# The module, from a scratch copy so concurrent builds never collide; the
+		# kernel build prints warnings for missing docs, unsafe without SAFETY, ...
+		modsrc() {
+			local d=$1
+			rm -rf "$d"; mkdir -p "$d"
+			cp -r "$top/Kbuild" "$top/drivers" "$d/"
+		}
+		build_module() {
+			local d=$log/module out=$log/module.log
+			modsrc "$d"
+			kmake -C "$kdir" M="$d" W=1 modules >"$out" 2>&1 || return 1
+			! grep -E '(warning|error)(\[|:)' "$out"
+		}
+		run "module builds with no warnings" build_module
+		MODULE_KO=$log/module/drivers/net/macsec_bridge/macsec_bridge.ko
+
+		clippy_module() {
+			local d=$log/clippy out=$log/clippy-build.log
+			modsrc "$d"
+			kmake -C "$kdir" M="$d" CLIPPY=1 modules >"$out" 2>&1 || { cat "$out"; return 1; }
+			cat "$out"
+			! grep -E '(warning|error)(\[|:)' "$out"
+		}
+		run "clippy (CLIPPY=1) clean" clippy_module
+
+		rustfmt_check() {
+			local files rc=0
+			mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
+			"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
+		}
+		run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
+
+		DKMS_KO=
+		dkms_build() {
+			local d=$log/dkms ver kver
+			ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+			kver=$(kmake -s -C "$kdir" kernelrelease)
+			mkdir -p "$d/tree" "$d/install/$kver" "$d/src"
+			cp -r "$top" "$d/src/macsec_bridge-$ver"
+			rm -rf "$d/src/macsec_bridge-$ver/.git" "$d/src/macsec_bridge-$ver/target"
+			local args=(--dkmstree "$d/tree" --sourcetree "$d/src" --installtree "$d/install"
+				    -m macsec_bridge -v "$ver" -k "$kver" --kernelsourcedir "$kdir")
+			dkms add "${args[@]}" &&
+			dkms build "${args[@]}" &&
+			# A private install tree has no modules.dep to update: no depmod.
+			dkms install "${args[@]}" --force --no-depmod || { cat "$d"/tree/macsec_bridge/"$ver"/build/make.log 2>/dev/null; return 1; }
+			DKMS_KO=$(find "$d/install" -name 'macsec_bridge.ko*' | head -1)
+			[ -n "$DKMS_KO" ]
+		}
+		if command -v dkms >/dev/null; then
+			out=$log/dkms.log
+			dkms_build >"$out" 2>&1
+			result "dkms add/build/install" $? "$out"
+			DKMS_KO=$(find "$log/dkms/install" -name 'macsec_bridge.ko*' 2>/dev/null | head -1)
+		else
+			result "dkms add/build/install (dkms not installed)" 4 -
+		fi
+
+		# DRANet-Sec, for its kselftest against the real module.
+		build_dranet_sec() {
+			env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
+				cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml"
+		}
+		run "dranet-sec builds" build_dranet_sec
+		DRANET_SEC=$top/target/debug/dranet-sec
+	else
+		echo "== $KERNEL_SERIES bring-up: the module is built and tested on 6.12 only;"
+		echo "   this tests the kernel's MACsec offload, RXE and RXE in pods, and the"
+		echo "   series' macsec_ops interposer, on a NIC and through a VLAN"
+		vm_tests=(netdevsim_macsec_offload.sh rxe_on_macsec.sh macsec_interposer.sh
+			  macsec_interposer_vlan.sh pod_rping.sh dmesg_clean.sh)
+	fi
+
+	echo "== $KERNEL_SERIES: kselftests in the VM"
+	out=$log/vm.log
+	# TCG is slow, and KASAN slower still: a lockstep table of 27 rows, each
+	# running the YNL CLI and ethtool, takes longer than the tests' `settings`
+	# (600 s) on a KASAN kernel. The kselftest runner's override (what
+	# run_kselftest.sh -o sets) raises the per-test limit for that variant only.
+	vm_timeout=1500
+	ksft_override=
+	if [ "$variant" = kasan ]; then
+		vm_timeout=7200
+		ksft_override=2400
+	fi
+	"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout "$vm_timeout" \
+		--rwdir "$log" \
+		env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
+		MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" DRANET_SEC="$DRANET_SEC" \
+		KSFT_RESULTS="$log/ksft-results" kselftest_override_timeout="$ksft_override" \
+		"$top/scripts/vm-selftests.sh" "$kdir" "${vm_tests[@]}" >"$out" 2>&1
+	vmrc=$?
+	grep -E '^(not )?ok [0-9]+ selftests:' "$log/ksft-results" > "$log/vm-results" 2>/dev/null || true
+	while IFS= read -r line; do
+		name=${line#*selftests: }
+		name=${name%% #*}
+		case "$line" in
+		"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$out" ;;
+		*"# SKIP"*) result "kselftest $name" 4 "$out" ;;
+		*) result "kselftest $name" 0 "$out" ;;
+		esac
+	done < "$log/vm-results"
+
+	# KUnit doctests of the abstractions (overlay or series) ran at boot;
+	# each counts.
+	grep -E '^ *(not )?ok [0-9]+ rust_doctest_kernel_(net|rdma)' "$log/ksft-results.kunit" 2>/dev/null |
+	while IFS= read -r line; do
+		name=${line##* rust_doctest_kernel_}
+		case "$line" in
+		*"not ok"*) echo "1 kunit $name" ;;
+		*"# SKIP"*) echo "4 kunit $name" ;;
+		*) echo "0 kunit $name" ;;
+		esac
+	done > "$log/kunit-results"
+	while read -r rc name; do
+		result "$name" "$rc" "$log/ksft-results.kunit"
+	done < "$log/kunit-results"
+	[ -s "$log/kunit-results" ] || result "kunit doctests of the rust/ changes (none found)" 1 "$out"
+
+	if [ ! -s "$log/vm-results" ] || [ $vmrc -ne 0 ]; then
+		result "VM run (vm-run exit $vmrc)" 1 "$out"
+		tail -30 "$out"
+	fi
+}
+
+for series in "${series_list[@]}"; do
+	test_kernel "$series"
 done
-
-kmake() {
-	make ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN" \
-		RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" "$@"
-}
-
-# The module, from a scratch copy so concurrent builds never collide; the
-# kernel build prints warnings for missing docs, unsafe without SAFETY, ...
-modsrc() {
-	local d=$1
-	rm -rf "$d"; mkdir -p "$d"
-	cp -r "$top/Kbuild" "$top/drivers" "$d/"
-}
-build_module() {
-	local d=$log/module out=$log/module.log
-	modsrc "$d"
-	kmake -C "$kdir" M="$d" W=1 modules >"$out" 2>&1 || return 1
-	! grep -E '(warning|error)(\[|:)' "$out"
-}
-run "module builds with no warnings" build_module
-MODULE_KO=$log/module/drivers/net/macsec_bridge/macsec_bridge.ko
-
-# Test modules the kselftests load (abstraction tests driven from user space).
-build_test_modules() {
-	local d=$log/test_modules
-	rm -rf "$d"
-	cp -r "$top/selftests/drivers/net/macsec_bridge/test_modules" "$d"
-	kmake -C "$kdir" M="$d" W=1 CLIPPY=1 modules 2>&1 || return 1
-}
-run "selftest modules build (clippy, W=1)" build_test_modules
-INTERPOSER_TEST_KO=$log/test_modules/macsec_interposer_test.ko
-
-clippy_module() {
-	local d=$log/clippy out=$log/clippy-build.log
-	modsrc "$d"
-	kmake -C "$kdir" M="$d" CLIPPY=1 modules >"$out" 2>&1 || { cat "$out"; return 1; }
-	cat "$out"
-	! grep -E '(warning|error)(\[|:)' "$out"
-}
-run "clippy (CLIPPY=1) clean" clippy_module
-
-rustfmt_check() {
-	local files rc=0
-	mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
-	"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}" || rc=1
-	# Overlay files are checked where they live, in the kernel tree: they
-	# declare modules that only exist there.
-	mapfile -t files < <(cd "$top/rust" && find . -name '*.rs' | sed 's|^\.|rust|' | sort)
-	[ ${#files[@]} -eq 0 ] ||
-		(cd "$kdir" && "$RUSTFMT" --check --edition 2021 --config-path .rustfmt.toml "${files[@]}") ||
-		rc=1
-	return $rc
-}
-run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
-
-# The kernel build ran rustc, clippy and rustdoc over the overlay: none of
-# them may warn about an overlay file.
-overlay_warnings() {
-	local paths
-	paths=$(cd "$top/rust" && find . -type f ! -name README.md | sed 's|^\./|rust/|' | paste -sd'|')
-	[ -n "$paths" ] || return 0
-	! grep -E -A3 '^(warning|error)' "$kdir/.macsec_bridge_build.log" | grep -E -e "--> ($paths)"
-}
-run "rust/ overlay: no rustc, clippy or rustdoc warnings" overlay_warnings
-
-DKMS_KO=
-dkms_build() {
-	local d=$log/dkms ver kver
-	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
-	kver=$(kmake -s -C "$kdir" kernelrelease)
-	mkdir -p "$d/tree" "$d/install/$kver" "$d/src"
-	cp -r "$top" "$d/src/macsec_bridge-$ver"
-	rm -rf "$d/src/macsec_bridge-$ver/.git" "$d/src/macsec_bridge-$ver/target"
-	local args=(--dkmstree "$d/tree" --sourcetree "$d/src" --installtree "$d/install"
-		    -m macsec_bridge -v "$ver" -k "$kver" --kernelsourcedir "$kdir")
-	dkms add "${args[@]}" &&
-	dkms build "${args[@]}" &&
-	# A private install tree has no modules.dep to update: no depmod.
-	dkms install "${args[@]}" --force --no-depmod || { cat "$d"/tree/macsec_bridge/"$ver"/build/make.log 2>/dev/null; return 1; }
-	DKMS_KO=$(find "$d/install" -name 'macsec_bridge.ko*' | head -1)
-	[ -n "$DKMS_KO" ]
-}
-if command -v dkms >/dev/null; then
-	out=$log/dkms.log
-	dkms_build >"$out" 2>&1
-	result "dkms add/build/install" $? "$out"
-	DKMS_KO=$(find "$log/dkms/install" -name 'macsec_bridge.ko*' 2>/dev/null | head -1)
-else
-	result "dkms add/build/install (dkms not installed)" 4 -
-fi
-
-# DRANet-Sec, for its kselftest against the real module.
-build_dranet_sec() {
-	env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
-		cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml"
-}
-run "dranet-sec builds" build_dranet_sec
-DRANET_SEC=$top/target/debug/dranet-sec
-
-echo "== kselftests in the VM"
-out=$log/vm.log
-# TCG is slow, and KASAN slower still: a lockstep table of 27 rows, each
-# running the YNL CLI and ethtool, takes longer than the tests' `settings`
-# (600 s) on a KASAN kernel. The kselftest runner's override (what
-# run_kselftest.sh -o sets) raises the per-test limit for that variant only.
-vm_timeout=1500
-ksft_override=
-if [ "$variant" = kasan ]; then
-	vm_timeout=7200
-	ksft_override=2400
-fi
-"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout "$vm_timeout" \
-	--rwdir "$log" \
-	env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
-	MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" DRANET_SEC="$DRANET_SEC" \
-	KSFT_RESULTS="$log/ksft-results" kselftest_override_timeout="$ksft_override" \
-	"$top/scripts/vm-selftests.sh" "$kdir" >"$out" 2>&1
-vmrc=$?
-grep -E '^(not )?ok [0-9]+ selftests:' "$log/ksft-results" > "$log/vm-results" 2>/dev/null || true
-while IFS= read -r line; do
-	name=${line#*selftests: }
-	name=${name%% #*}
-	case "$line" in
-	"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$out" ;;
-	*"# SKIP"*) result "kselftest $name" 4 "$out" ;;
-	*) result "kselftest $name" 0 "$out" ;;
-	esac
-done < "$log/vm-results"
-
-# KUnit doctests of the overlay's abstractions ran at boot; each counts.
-grep -E '^ *(not )?ok [0-9]+ rust_doctest_kernel_(net|rdma)' "$log/ksft-results.kunit" 2>/dev/null |
-while IFS= read -r line; do
-	name=${line##* rust_doctest_kernel_}
-	case "$line" in
-	*"not ok"*) echo "1 kunit $name" ;;
-	*"# SKIP"*) echo "4 kunit $name" ;;
-	*) echo "0 kunit $name" ;;
-	esac
-done > "$log/kunit-results"
-while read -r rc name; do
-	result "$name" "$rc" "$log/ksft-results.kunit"
-done < "$log/kunit-results"
-[ -s "$log/kunit-results" ] || result "kunit doctests of rust/ overlay (none found)" 1 "$out"
-
-if [ ! -s "$log/vm-results" ] || [ $vmrc -ne 0 ]; then
-	result "VM run (vm-run exit $vmrc)" 1 "$out"
-	tail -30 "$out"
-fi
 
 summary

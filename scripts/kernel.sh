@@ -5,11 +5,15 @@
 #
 #   scripts/kernel.sh [--variant debug|kasan] [--key] [--print]
 #
-# The tree is Debian's linux-source-6.12 with the repo's rust/ overlay copied
-# over it, configured from tinyconfig plus the committed fragments, and built
-# with the pinned toolchain.  It lives in $CACHE_DIR/kernel/<base>-<overlay>:
+# The tree is Debian's linux-source-$KERNEL_SERIES (6.12 by default, or
+# 7.3) with the repo's changes to its rust/: for 6.12 the rust/ overlay
+# copied over it (scripts/overlay.sh), for 7.3 the patch series
+# patches/7.3/ applied with `git am` (scripts/series.sh). It is configured
+# from tinyconfig plus the committed fragments and built with the pinned
+# toolchain.  It lives in $CACHE_DIR/kernel/<series>-<variant>-<base>-<rust>:
 # <base> hashes the kernel source version, the config fragments, the
-# toolchain versions and $RECIPE; <overlay> hashes the overlay's files.
+# toolchain versions and $RECIPE; <rust> hashes the overlay's or the
+# series' files ("none" without any).
 # A second run with the same inputs does not rebuild.  When only the overlay
 # changed, the newest tree with the same <base> is copied and rebuilt
 # incrementally (only what the changed rust/ files touch).
@@ -30,7 +34,17 @@ while [ $# -gt 0 ]; do
 done
 
 # Inputs that can be overridden, so tests can prove the cache key moves.
-: "${OVERLAY_DIR:=$top/rust}"
+# OVERLAY_DIR is what the <rust> part of the key hashes.
+case "$KERNEL_SERIES" in
+6.12)
+	: "${OVERLAY_DIR:=$top/rust}"
+	rust_tool=$top/scripts/overlay.sh ;;
+*)
+	: "${SERIES_DIR:=$top/patches/$KERNEL_SERIES}"
+	OVERLAY_DIR=$SERIES_DIR
+	rust_tool=$top/scripts/series.sh ;;
+esac
+export OVERLAY_DIR SERIES_DIR
 : "${KERNEL_TARBALL:=/usr/src/linux-source-$KERNEL_SERIES.tar.xz}"
 
 # How the tree is built.  Part of the cache key: bump it whenever a change
@@ -40,6 +54,10 @@ RECIPE="2: tinyconfig+fragments, CLIPPY=1 bzImage modules"
 fragments=("$top/scripts/kconfig/vm.config"
 	   "$top/selftests/drivers/net/macsec_bridge/config"
 	   "$top/scripts/kconfig/debug.config")
+# A series' own choices come last and win (7.3: MACsec and RDMA as modules,
+# as distributions build them).
+[ ! -f "$top/scripts/kconfig/$KERNEL_SERIES.config" ] ||
+	fragments+=("$top/scripts/kconfig/$KERNEL_SERIES.config")
 # In 6.12, RUST with KASAN needs a clang-built kernel (init/Kconfig: RUST
 # depends on !KASAN || CC_IS_CLANG): the KASAN variant is built with LLVM.
 llvm=()
@@ -111,7 +129,7 @@ if [ -n "$prev" ]; then
 	mkdir -p "$want"
 	tar -xf "$KERNEL_TARBALL" -C "$want" --strip-components=1 \
 		"linux-source-$KERNEL_SERIES/rust"
-	"$top/scripts/overlay.sh" apply "$want" >&2
+	"$rust_tool" apply "$want" >&2
 	while IFS= read -r f; do
 		[ -e "$want/rust/$f" ] || rm -f "$work/rust/$f"
 	done < "$work/.macsec_bridge_overlay"
@@ -122,14 +140,14 @@ if [ -n "$prev" ]; then
 		}
 	done
 	rm -rf "$want"
-	"$top/scripts/overlay.sh" list > "$work/.macsec_bridge_overlay"
+	"$rust_tool" list > "$work/.macsec_bridge_overlay"
 	rm -f "$work/.macsec_bridge_built"
 else
 	mkdir -p "$work"
 	echo "kernel: unpacking $KERNEL_TARBALL" >&2
 	tar -xf "$KERNEL_TARBALL" -C "$work" --strip-components=1
-	"$top/scripts/overlay.sh" apply "$work" >&2
-	"$top/scripts/overlay.sh" list > "$work/.macsec_bridge_overlay"
+	"$rust_tool" apply "$work" >&2
+	"$rust_tool" list > "$work/.macsec_bridge_overlay"
 fi
 
 kmake "$work" -s tinyconfig >&2
@@ -138,24 +156,35 @@ kmake "$work" -s tinyconfig >&2
 kmake "$work" -s olddefconfig >&2
 
 # Kconfig silently drops what it cannot satisfy (CONFIG_RUST without a usable
-# toolchain, say): insist that every requested option made it.
-fail=0
+# toolchain, say): insist that every requested option made it, as the last
+# fragment that names it asked.
+declare -A want from
 for f in "${fragments[@]}"; do
 	while IFS= read -r line; do
 		case "$line" in
-		CONFIG_*=*)
-			grep -qxF "$line" "$work/.config" || {
-				echo "kernel: $line requested by $(basename "$f") but not in .config" >&2
-				fail=1
-			} ;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }; opt=${opt%% *}
-			if grep -q "^$opt=" "$work/.config"; then
-				echo "kernel: $opt should be unset" >&2
-				fail=1
-			fi ;;
+		CONFIG_*=*) opt=${line%%=*} ;;
+		"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *} ;;
+		*) continue ;;
 		esac
+		want[$opt]=$line
+		from[$opt]=$(basename "$f")
 	done < "$f"
+done
+fail=0
+for opt in "${!want[@]}"; do
+	line=${want[$opt]}
+	case "$line" in
+	CONFIG_*=*)
+		grep -qxF "$line" "$work/.config" || {
+			echo "kernel: $line requested by ${from[$opt]} but not in .config" >&2
+			fail=1
+		} ;;
+	*)
+		if grep -q "^$opt=" "$work/.config"; then
+			echo "kernel: $opt should be unset (${from[$opt]})" >&2
+			fail=1
+		fi ;;
+	esac
 done
 if [ $fail -ne 0 ]; then
 	kmake "$work" rustavailable >&2 || true

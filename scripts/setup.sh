@@ -10,6 +10,10 @@
 #                                     `make rustavailable` decides.
 #   bindgen-cli 0.71.1                crates.io, --locked.
 #   virtme-ng                         PyPI.
+#   linux-source-7.3                  trixie-backports, a suite this script
+#                                     adds pinned at priority 1: nothing is
+#                                     installed or upgraded from it unless
+#                                     named with /trixie-backports.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +24,8 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 apt_install() {
 	local missing=() p
 	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "${p%%=*}" 2>/dev/null |
+		# NAME, NAME=VERSION or NAME/SUITE
+		dpkg-query -W -f='${Status}' "${p%%[=/]*}" 2>/dev/null |
 			grep -q 'install ok installed' || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
@@ -58,6 +63,30 @@ if [ -z "$installed_rust" ] || [ ! -x /usr/bin/clippy-driver ] ||
 	apt_install $(rust_pkgs)
 fi
 
+# Linux 7.3 is in trixie-backports only. The suite's own packages would
+# replace bookworm's on the next upgrade if it were not pinned below every
+# other suite; linux-source-7.3 is the one package taken from it, by name.
+# Whichever 7.3.x the suite has is taken: the kernel cache is keyed by the
+# installed version.
+ensure_file() {
+	local path=$1 content=$2
+	[ "$(cat "$path" 2>/dev/null)" = "$content" ] && return 0
+	log "writing $path"
+	printf '%s\n' "$content" > "$path"
+	APT_UPDATED=
+}
+ensure_file /etc/apt/sources.list.d/macsec_bridge-trixie-backports.sources "\
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: trixie-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-trixie-automatic.gpg"
+ensure_file /etc/apt/preferences.d/macsec_bridge-trixie-backports "\
+Package: *
+Pin: release n=trixie-backports
+Pin-Priority: 1"
+
+apt_install linux-source-7.3/trixie-backports
 apt_install linux-source-6.12 libclang-19-dev clang-19 lld-19 llvm-19 \
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils \
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils \

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Test module for `kernel::net::macsec` (Linux 7.3 series): interposes every
+//! device that has `macsec_ops` and logs each `mdo_*` call around the
+//! original, and every device it is refused on.
+//!
+//! A VLAN over netdevsim cannot offload MACsec: netdevsim's operations take
+//! `netdev_priv(ctx->netdev)`, which for a VLAN is the VLAN's, so it keeps
+//! `NETIF_F_HW_MACSEC` out of its `vlan_features`. mlx5 reads its private
+//! data through `macsec_netdev_priv()` and offloads SecYs on VLANs. To reach
+//! that path (`vlan_dev.c` forwarding to the real device's `macsec_ops`), the
+//! module registers `mit_nic0`, a NIC model whose operations only log, with
+//! the bit in `features` and `vlan_features`. It is never brought up.
+//!
+//! Driven by `macsec_interposer.sh` and `macsec_interposer_vlan.sh`, which
+//! read the log.
+
+use kernel::net::{
+    device::NetDevice,
+    macsec::{Context, Installed, Interposer, Mdo, Observer},
+    notifier::{NetdevEvent, NetdevNotifier, Registration},
+    rtnl::Rtnl,
+};
+use kernel::{bindings, new_mutex, prelude::*, sync::Arc, sync::Mutex};
+
+module! {
+    type: InterposerTest,
+    name: "macsec_interposer_test",
+    authors: ["macsec_bridge developers"],
+    description: "Test module for the macsec_ops interposer abstraction",
+    license: "GPL",
+}
+
+struct Log;
+
+#[vtable]
+impl Observer for Log {
+    fn before(&self, _rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>) {
+        pr_info!(
+            "before {:?} lower={} secy={}\n",
+            op,
+            ctx.lower().name(),
+            ctx.secy().netdev().name()
+        );
+    }
+
+    fn after(&self, _rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
+        pr_info!(
+            "after {:?} lower={} ret={}\n",
+            op,
+            ctx.lower().name(),
+            ret.err().map_or(0, |e| e.to_errno())
+        );
+    }
+}
+
+struct Watcher {
+    log: Arc<Log>,
+    installed: Arc<Mutex<KVec<Option<Installed<Log>>>>>,
+}
+
+impl NetdevNotifier for Watcher {
+    fn event(&self, rtnl: &Rtnl, event: NetdevEvent<'_>) {
+        match event {
+            NetdevEvent::Register(dev) => self.install(rtnl, dev),
+            NetdevEvent::Unregister(dev) => self.restore(rtnl, dev),
+            _ => {}
+        }
+    }
+}
+
+impl Watcher {
+    fn install(&self, rtnl: &Rtnl, dev: &NetDevice) {
+        if dev.is_macsec() {
+            return;
+        }
+        let ins = match Interposer::install(rtnl, dev, self.log.clone()) {
+            Ok(ins) => ins,
+            Err(e) => {
+                pr_info!("not installed on {}: {}\n", dev.name(), e.to_errno());
+                return;
+            }
+        };
+        pr_info!("installed on {} orig={:p}\n", dev.name(), ins.original());
+        // A device carries one interposer at most.
+        let again = Interposer::install(rtnl, dev, self.log.clone()).map(|_| ());
+        pr_info!(
+            "second install on {}: {}\n",
+            dev.name(),
+            again.err().map_or(0, |e| e.to_errno())
+        );
+        if self.installed.lock().push(Some(ins), GFP_KERNEL).is_err() {
+            pr_err!("out of memory tracking {}\n", dev.name());
+        }
+    }
+
+    fn restore(&self, rtnl: &Rtnl, dev: &NetDevice) {
+        let mut list = self.installed.lock();
+        let Some(ins) = list
+            .iter_mut()
+            .find(|slot| slot.as_ref().and_then(|ins| ins.device()) == Some(dev))
+            .and_then(Option::take)
+        else {
+            return;
+        };
+        let orig = ins.original();
+        // SAFETY: RTNL is held, and this is the device's own
+        // `NETDEV_UNREGISTER`, which no MACsec operation is in the middle of.
+        unsafe { ins.restore_unlocked(rtnl) };
+        // SAFETY: `dev` is valid for the event and RTNL is held.
+        let now = unsafe { (*dev.as_raw()).macsec_ops };
+        pr_info!(
+            "restored {} orig={:p} now={:p} {}\n",
+            dev.name(),
+            orig,
+            now,
+            if core::ptr::eq(now, orig) {
+                "same"
+            } else {
+                "DIFFERENT"
+            }
+        );
+    }
+}
+
+/// Logs one operation of the NIC model and succeeds.
+///
+/// # Safety
+///
+/// `ctx` is a valid context passed by the MACsec core (or a VLAN forwarding
+/// for it) for MAC offload.
+unsafe fn fake_mdo(name: &str, ctx: *mut bindings::macsec_context) -> c_int {
+    // SAFETY: for MAC offload the context holds the SecY's lower device,
+    // valid for the call.
+    let lower = unsafe { NetDevice::from_raw((*ctx).__bindgen_anon_1.netdev) };
+    pr_info!("nic {} lower={}\n", name, lower.name());
+    0
+}
+
+macro_rules! fake_macsec_ops {
+    ($($slot:ident),* $(,)?) => {
+        $(
+            /// # Safety
+            ///
+            /// Called by the MACsec core with a valid MAC-offload context.
+            unsafe extern "C" fn $slot(ctx: *mut bindings::macsec_context) -> c_int {
+                // SAFETY: as documented above.
+                unsafe { fake_mdo(stringify!($slot), ctx) }
+            }
+        )*
+        static FAKE_MACSEC_OPS: Table<bindings::macsec_ops> = Table(bindings::macsec_ops {
+            $($slot: Some($slot),)*
+            // SAFETY: the rest of the table is data, for which zero is valid.
+            ..unsafe { core::mem::zeroed() }
+        });
+    };
+}
+
+fake_macsec_ops!(
+    mdo_dev_open,
+    mdo_dev_stop,
+    mdo_add_secy,
+    mdo_upd_secy,
+    mdo_del_secy,
+    mdo_add_rxsc,
+    mdo_upd_rxsc,
+    mdo_del_rxsc,
+    mdo_add_rxsa,
+    mdo_upd_rxsa,
+    mdo_del_rxsa,
+    mdo_add_txsa,
+    mdo_upd_txsa,
+    mdo_del_txsa,
+    mdo_get_dev_stats,
+    mdo_get_tx_sc_stats,
+    mdo_get_tx_sa_stats,
+    mdo_get_rx_sc_stats,
+    mdo_get_rx_sa_stats,
+);
+
+/// A static C table.
+struct Table<T>(T);
+// SAFETY: the tables are never written.
+unsafe impl<T> Sync for Table<T> {}
+
+static FAKE_NETDEV_OPS: Table<bindings::net_device_ops> = Table(
+    // SAFETY: all-zero is a valid, empty `net_device_ops`: the device is
+    // never opened, so nothing is sent through it.
+    unsafe { core::mem::zeroed() },
+);
+
+/// The NIC model `mit_nic0`, registered while the module is loaded.
+///
+/// # Invariants
+///
+/// `raw` is a registered device, owned by this value.
+struct FakeNic {
+    raw: *mut bindings::net_device,
+}
+
+// SAFETY: the device is only registered and unregistered, which the core
+// allows from any thread.
+unsafe impl Send for FakeNic {}
+// SAFETY: `&FakeNic` gives access to nothing.
+unsafe impl Sync for FakeNic {}
+
+impl FakeNic {
+    fn new() -> Result<FakeNic> {
+        let name = c"mit_nic%d".as_char_ptr();
+        // SAFETY: `ether_setup` is a valid setup function; the name is a C
+        // string.
+        let raw =
+            unsafe { bindings::alloc_netdev_mqs(0, name, 0, Some(bindings::ether_setup), 1, 1) };
+        if raw.is_null() {
+            return Err(ENOMEM);
+        }
+        let hw_macsec = bindings::NETIF_F_HW_MACSEC;
+        // SAFETY: `raw` is a fresh, unregistered device.
+        let ret = unsafe {
+            (*raw).netdev_ops = &FAKE_NETDEV_OPS.0;
+            (*raw).macsec_ops = &FAKE_MACSEC_OPS.0;
+            (*raw).features |= hw_macsec;
+            (*raw).vlan_features |= hw_macsec;
+            bindings::register_netdev(raw)
+        };
+        if ret != 0 {
+            // SAFETY: the device was never registered.
+            unsafe { bindings::free_netdev(raw) };
+            return Err(Error::from_errno(ret));
+        }
+        // INVARIANT: registered just now.
+        Ok(FakeNic { raw })
+    }
+}
+
+impl Drop for FakeNic {
+    fn drop(&mut self) {
+        // SAFETY: the device is registered and ours (type invariant); after
+        // unregistering, nothing else uses it.
+        unsafe {
+            bindings::unregister_netdev(self.raw);
+            bindings::free_netdev(self.raw);
+        }
+    }
+}
+
+struct InterposerTest {
+    // Dropped first: every interposer is restored before the NIC goes.
+    _watch: Pin<KBox<Registration<Watcher>>>,
+    _nic: FakeNic,
+}
+
+impl kernel::Module for InterposerTest {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let watcher = Watcher {
+            log: Arc::new(Log, GFP_KERNEL)?,
+            installed: Arc::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?,
+        };
+        let watch = KBox::pin_init(Registration::new(watcher), GFP_KERNEL)?;
+        let nic = FakeNic::new()?;
+        Ok(InterposerTest {
+            _watch: watch,
+            _nic: nic,
+        })
+    }
+}
