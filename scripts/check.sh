@@ -30,8 +30,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# Every kernel series, unless told: 6.12 with the module, 7.3 brought up
-# pristine. KASAN is built for 6.12 only.
+# Every kernel series, unless told: 6.12 with the module, 7.3 with its
+# patch series and the kernel-side tests. KASAN is built for 6.12 only.
 if [ ${#series_list[@]} -eq 0 ]; then
 	series_list=(6.12)
 	[ "$variant" = kasan ] || series_list+=(7.3)
@@ -238,7 +238,7 @@ test_kernel() {
 		run "dranet-sec builds" build_dranet_sec
 		DRANET_SEC=$top/target/debug/dranet-sec
 	else
-		echo "== $KERNEL_SERIES bring-up: the module is built and tested on 6.12 only;"
+		echo "== $KERNEL_SERIES: the module is built and tested on 6.12 only;"
 		echo "   this tests the kernel's MACsec offload, RXE and RXE in pods, and the"
 		echo "   series' macsec_ops interposer, on a NIC and through a VLAN"
 		vm_tests=(netdevsim_macsec_offload.sh rxe_on_macsec.sh macsec_interposer.sh
