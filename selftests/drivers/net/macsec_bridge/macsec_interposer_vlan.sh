@@ -43,7 +43,7 @@ logged() { log | grep -q -- "$1"; }
 count() { log | grep -c -- "$1"; }
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 13
 
 check "load the test module (it registers mit_nic0)" insmod "$KO"
 check "interposer installed on the NIC mit_nic0" logged "installed on mit_nic0 orig="
@@ -59,6 +59,10 @@ check "AddSecy reached the NIC once, through the VLAN" \
 	[ "$(count "nic mdo_add_secy lower=mit_vlan")" -eq 1 ]
 check "AddSecy observed after the NIC, succeeded" \
 	[ "$(count "after AddSecy lower=mit_vlan ret=0")" -eq 1 ]
+# The order, as logged: the observer's before, the NIC, the observer's after.
+check "AddSecy in order: before, NIC, after" \
+	[ "$(log | grep -E 'AddSecy|mdo_add_secy' | sed 's/.*macsec_interposer_test: //; s/ .*//' |
+	     paste -sd' ')" = "before nic after" ]
 ip macsec add mit_macsec0 tx sa 0 pn 1 on key 01 12345678901234567890123456789012
 check "AddTxsa through the VLAN: observed and forwarded once each" \
 	[ "$(count "after AddTxsa lower=mit_vlan ret=0")$(count "nic mdo_add_txsa lower=mit_vlan")" = 11 ]
