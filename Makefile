@@ -9,20 +9,20 @@
 #   make demo       the whole story, in a VM
 #   make bench      DRANet-Sec's slice latency over 100 SecY flips, in a VM
 #   make kernel     build (or find) the cached test kernel
-#   KERNEL=7.3      any of the above against Linux 7.3 only
+#   KERNEL=6.12     any of the above against Linux 6.12 only
 #   make CLIPPY=1   build the module with clippy
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
 include scripts/toolchain.env
-export CACHE_DIR TOOLS_PREFIX RUSTC RUSTDOC RUSTFMT CLIPPY_DRIVER BINDGEN VNG LIBCLANG_PATH
+export MODULE_SERIES CACHE_DIR TOOLS_PREFIX RUSTC RUSTDOC RUSTFMT CLIPPY_DRIVER BINDGEN VNG LIBCLANG_PATH
 
 VARIANT ?= debug
-# The kernel to build and test against: 6.12 (the module's target; the
-# default) or 7.3 (bring-up: the pristine kernel and the kernel-only tests).
+# The kernel to build and test against: 7.3 (the module's target; the
+# default) or 6.12 (the kernel-only tests and the abstractions' overlay).
 # `make check` tests both unless KERNEL is given.
 KERNEL ?=
-export KERNEL_SERIES := $(or $(KERNEL),6.12)
+export KERNEL_SERIES := $(or $(KERNEL),$(MODULE_SERIES))
 KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \
 	BINDGEN=$(BINDGEN) RUSTFMT=$(RUSTFMT) CLIPPY_DRIVER=$(CLIPPY_DRIVER)
 

@@ -19,7 +19,7 @@ touch "$KSFT_DIR/ktap_helpers.sh"
 # shellcheck source=/dev/null
 . "$top/selftests/drivers/net/macsec_bridge/lib.sh"
 
-insmod "$ko"
+insmod_bridge "$ko"
 nsim_pair
 ip link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac
 ip link set macsec0 up

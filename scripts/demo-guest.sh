@@ -56,6 +56,8 @@ cleanup() {
 trap cleanup EXIT
 
 step "1. A Rust kernel module on a Rust-enabled $(uname -r) kernel"
+# The RDMA core and MACsec are modules, as distributions build them.
+show modprobe -a ib_core macsec
 show insmod "$ko"
 show sh -c "dmesg | grep macsec_bridge | tail -1"
 show modinfo -F description "$ko"

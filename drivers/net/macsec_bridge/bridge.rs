@@ -13,18 +13,28 @@
 //! A feature change re-enters the notifier (`NETDEV_FEAT_CHANGE`), so no
 //! writer touches a device with the mutex held: it updates the state,
 //! collects [`Effects`], unlocks, then applies them, still under RTNL.
+//!
+//! Writing an ops-locked device's features (netdevsim, mlx5e) also needs
+//! its instance lock. [`Locks`] says what the context of an update holds:
+//! a request, the RDMA client and unload took RTNL themselves, and an
+//! offload operation's observer runs under RTNL alone: they take the
+//! instance lock. A notifier has it for the event's device and some
+//! events, and may run inside another device's locked section. A write
+//! that cannot be made where it arises (a notifier for one device that
+//! changes an ops-locked port) is left to a work item, which takes both
+//! locks and brings every port's bit to what the state says.
 
 use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NUM_AN};
-use crate::netlink;
+use crate::{netlink, rdma};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::net::device::{Features, NetDevice};
-use kernel::net::genetlink::{self, Msg};
 use kernel::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer};
+use kernel::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
 use kernel::net::notifier::{NetdevEvent, NetdevNotifier};
-use kernel::net::rtnl::Rtnl;
-use kernel::sync::{Arc, Mutex};
-use kernel::types::ARef;
-use kernel::{bindings, new_mutex, prelude::*, rdma};
+use kernel::net::rtnl::{Rtnl, RtnlGuard};
+use kernel::sync::{aref::ARef, Arc, Mutex};
+use kernel::workqueue::{self, Work, WorkItem};
+use kernel::{bindings, impl_has_work, new_mutex, new_work, prelude::*};
 
 /// Where a port's SecY comes from.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -213,7 +223,7 @@ struct Effects {
     /// Set (`true`) or clear `NETIF_F_HW_MACSEC` on a port.
     features: KVec<(ARef<NetDevice>, bool)>,
     /// `dev-change-ntf` messages, with the port whose namespace gets them.
-    notes: KVec<(ARef<NetDevice>, Msg<'static>)>,
+    notes: KVec<(ARef<NetDevice>, GenlMsg)>,
     /// Interposers to take off.
     restore: KVec<Installed<Bridge>>,
 }
@@ -230,13 +240,94 @@ impl Effects {
     /// Takes `i` off once the state is unlocked, or at once if there is no
     /// memory to remember it (an `Installed` must not be dropped under
     /// RTNL: its `Drop` takes RTNL).
-    fn restore(&mut self, rtnl: &Rtnl, i: Installed<Bridge>) {
+    ///
+    /// # Safety
+    ///
+    /// As [`Installed::restore_unlocked`]: RTNL is held, and the caller is
+    /// not between two MACsec operations through `i`'s table (it runs in a
+    /// notifier for `i`'s own device, or at unload).
+    unsafe fn restore(&mut self, rtnl: &Rtnl, i: Installed<Bridge>) {
         if self.restore.reserve(1, GFP_KERNEL).is_ok() {
             // Cannot fail: capacity is reserved.
             let _ = self.restore.push(i, GFP_KERNEL);
         } else {
-            i.restore(rtnl);
+            // SAFETY: the caller's guarantee.
+            unsafe { i.restore_unlocked(rtnl) };
         }
+    }
+}
+
+/// What the context of an update holds, hence how it may write a port's
+/// features and take an interposer off.
+pub(crate) enum Locks<'a, 'e> {
+    /// RTNL that the caller took itself (a request, the RDMA client, unload,
+    /// the deferred writer): it may take one device's instance lock at a
+    /// time, and restore interposers.
+    Own(&'a mut RtnlGuard),
+    /// A netdevice notifier: the core holds RTNL and, for some events, the
+    /// event device's instance lock.
+    Event(&'a Rtnl, &'a NetdevEvent<'e>),
+    /// An offload operation's observer, for operation `Mdo`: the MACsec
+    /// core holds RTNL. For every operation but `mdo_upd_secy` it holds no
+    /// instance lock: `macsec.c` calls them from generic netlink requests,
+    /// rtnetlink operations on the MACsec netdev (which is not ops-locked),
+    /// its open and close, and its real device's `NETDEV_UNREGISTER`, which
+    /// the core sends with RTNL only. `mdo_upd_secy` also comes from the
+    /// MACsec netdev's `ndo_set_mac_address`, which a bond failing over to
+    /// it calls, possibly inside the rename of another slave that holds
+    /// that slave's instance lock: it is treated as a notifier is.
+    Observer(&'a Rtnl, Mdo),
+}
+
+impl Locks<'_, '_> {
+    /// Sets or clears `NETIF_F_HW_MACSEC` on `dev` if the locks that takes
+    /// are held or may be taken here; `false` if the write must be made
+    /// elsewhere.
+    fn write(&mut self, dev: &NetDevice, set: bool) -> bool {
+        let none = Features(0);
+        let (s, c) = if set {
+            (Features::HW_MACSEC, none)
+        } else {
+            (none, Features::HW_MACSEC)
+        };
+        let lock = match self {
+            Locks::Own(rtnl) => Some(dev.lock_features(rtnl)),
+            Locks::Observer(rtnl, op) if *op != Mdo::UpdSecy => {
+                // SAFETY: no instance lock is held for this operation (see
+                // `Observer`).
+                Some(unsafe { dev.lock_features_unlocked(rtnl) })
+            }
+            Locks::Observer(rtnl, _) => dev.features_lock_rtnl(rtnl),
+            // The event's proof covers the event's device only. A notifier
+            // may run inside another device's locked section, so any other
+            // device is written here only if RTNL is all it needs.
+            Locks::Event(rtnl, ev) if *ev.dev() == *dev => ev.features_lock(rtnl),
+            Locks::Event(rtnl, _) => dev.features_lock_rtnl(rtnl),
+        };
+        lock.map(|l| l.change(s, c)).is_some()
+    }
+}
+
+/// The deferred writer of feature bits: a work item that takes RTNL and
+/// each device's instance lock itself.
+#[pin_data]
+pub(crate) struct Deferred {
+    #[pin]
+    work: Work<Deferred>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Deferred { self.work }
+}
+
+impl WorkItem for Deferred {
+    type Pointer = Arc<Deferred>;
+
+    fn run(_this: Arc<Deferred>) {
+        let mut rtnl = Rtnl::lock();
+        // Nothing to announce: the state did not change. `finish` finds
+        // the bits that differ from it, and `apply` writes them.
+        with(|b| b.update(&mut Locks::Own(&mut rtnl), |_, _| {}));
     }
 }
 
@@ -373,12 +464,10 @@ fn relate(st: &mut State) {
 /// The bridge.
 #[pin_data]
 pub(crate) struct Bridge {
-    // Dropped first: unregistering the family waits for requests in flight,
-    // which read `state`.
-    #[pin]
-    pub(crate) family: genetlink::Registration<netlink::Family>,
     #[pin]
     pub(crate) state: Mutex<State>,
+    /// The writer of the feature bits no update could write itself.
+    deferred: Arc<Deferred>,
 }
 
 /// The bridge, published for the RDMA client and the family, whose
@@ -399,21 +488,32 @@ pub(crate) fn with<R>(f: impl FnOnce(&Bridge) -> R) -> Option<R> {
 }
 
 impl Bridge {
-    /// A bridge with its family registered and nothing tracked.
-    pub(crate) fn new(module: &'static ThisModule) -> impl PinInit<Self, Error> {
-        try_pin_init!(Bridge {
-            family <- genetlink::Registration::new(module, netlink::Family),
-            state <- new_mutex!(
-                State {
-                    closing: false,
-                    clock: kernel::time::Ktime::ktime_get().to_ns() as u64,
-                    ports: KVec::new(),
-                    secys: KVec::new(),
-                    lowers: KVec::new(),
-                },
-                "macsec_bridge:state"
-            ),
-        })
+    /// A bridge that tracks nothing yet.
+    pub(crate) fn new() -> Result<Arc<Bridge>> {
+        let deferred = Arc::pin_init(
+            pin_init!(Deferred {
+                work <- new_work!("macsec_bridge:deferred"),
+            }),
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `ktime_get` has no preconditions.
+        let now = unsafe { bindings::ktime_get() };
+        Arc::pin_init(
+            pin_init!(Bridge {
+                state <- new_mutex!(
+                    State {
+                        closing: false,
+                        clock: now as u64,
+                        ports: KVec::new(),
+                        secys: KVec::new(),
+                        lowers: KVec::new(),
+                    },
+                    "macsec_bridge:state"
+                ),
+                deferred,
+            }),
+            GFP_KERNEL,
+        )
     }
 
     /// Makes `this` reachable from [`with`].
@@ -431,8 +531,17 @@ impl Bridge {
         }
     }
 
+    /// Waits for a deferred feature write, queued or running, to finish.
+    /// Called without RTNL, which the writer takes.
+    pub(crate) fn flush_deferred(&self) {
+        // SAFETY: the work item is valid and initialised (it lives in an
+        // `Arc` that `self` holds), and `flush_work` may sleep: the caller
+        // is in process context without RTNL.
+        unsafe { bindings::flush_work(Work::raw_get(&self.deferred.work)) };
+    }
+
     /// Runs `f` on the state, then announces and applies what changed.
-    fn update(&self, rtnl: &Rtnl, f: impl FnOnce(&mut State, &mut Effects)) {
+    fn update(&self, locks: &mut Locks<'_, '_>, f: impl FnOnce(&mut State, &mut Effects)) {
         let mut fx = Effects::new();
         {
             let mut st = self.state.lock();
@@ -441,7 +550,7 @@ impl Bridge {
             }
             self.finish(&mut st, &mut fx);
         }
-        self.apply(rtnl, fx);
+        self.apply(locks, fx);
     }
 
     /// Collects the feature changes and notifications the state calls for,
@@ -468,12 +577,13 @@ impl Bridge {
                 *clock += 1;
                 e.generation = *clock;
                 e.last = Some(view);
-                if self
-                    .family
-                    .has_listeners(e.dev.net(), netlink::MCGRP_MONITOR)
-                {
-                    let note = self.family.notification(netlink::CMD_DEV_CHANGE_NTF);
-                    let fill = |mut m| netlink::fill(&mut m, e, secys, e.dev.net()).map(|()| m);
+                if netlink::FAMILY.has_listeners_in(e.dev.net(), netlink::MCGRP_MONITOR) {
+                    let note = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)
+                        .and_then(|skb| {
+                            skb.genlmsg_put(0, 0, &netlink::FAMILY, netlink::CMD_DEV_CHANGE_NTF)
+                        })
+                        .map_err(Error::from);
+                    let fill = |m: GenlMsg| netlink::fill(&m, e, secys, e.dev.net()).map(|()| m);
                     match note.and_then(fill) {
                         Ok(m) => {
                             if fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_err() {
@@ -492,37 +602,57 @@ impl Bridge {
 
     /// Applies what [`Bridge::finish`] collected. Called with RTNL held and
     /// the state unlocked.
-    fn apply(&self, rtnl: &Rtnl, fx: Effects) {
+    fn apply(&self, locks: &mut Locks<'_, '_>, fx: Effects) {
         // Notifications first: a feature change re-enters the notifier, and
         // anything announced from there must come after what led to it.
         for (dev, msg) in fx.notes.into_iter() {
-            // Nobody listening, or a full socket buffer: netlink semantics.
-            let _ = self
-                .family
-                .multicast(dev.net(), netlink::MCGRP_MONITOR, msg);
+            // A full socket buffer: netlink semantics.
+            let _ = msg.multicast_netns(
+                &netlink::FAMILY,
+                dev.net(),
+                0,
+                netlink::MCGRP_MONITOR,
+                GFP_KERNEL,
+            );
         }
-        let none = Features(0);
+        let mut deferred = false;
         for (dev, set) in fx.features.into_iter() {
-            if set {
-                dev.change_features(rtnl, Features::HW_MACSEC, none);
-            } else {
-                dev.change_features(rtnl, none, Features::HW_MACSEC);
-            }
+            deferred |= !locks.write(&dev, set);
+        }
+        if deferred {
+            // Already queued: that run writes this bit too.
+            let _ = workqueue::system().enqueue(self.deferred.clone());
         }
         for installed in fx.restore.into_iter() {
-            installed.restore(rtnl);
+            match locks {
+                Locks::Own(rtnl) => installed.restore(rtnl),
+                // SAFETY: only the notifier for the interposed device itself
+                // (its registration failing to be recorded, or its
+                // unregistration) queues a restore (`Effects::restore`).
+                Locks::Event(rtnl, _) => unsafe { installed.restore_unlocked(rtnl) },
+                // Observers never queue one; were one queued, it stays
+                // installed, and recorded, until the device goes away.
+                Locks::Observer(..) => {
+                    if let Err(i) = put(&mut self.state.lock().lowers, installed) {
+                        pr_err!("interposer dropped under RTNL: leaked\n");
+                        core::mem::forget(i);
+                    }
+                }
+            }
         }
     }
 
     /// A device appeared: observe its `macsec_ops`, and track it if it is
     /// a MACsec netdev.
-    fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, dev: &NetDevice) {
-        this.update(rtnl, |st, fx| {
+    fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
+        this.update(&mut Locks::Event(rtnl, ev), |st, fx| {
             match Interposer::install(rtnl, dev, this.clone()) {
                 Ok(i) => {
                     if let Err(i) = put(&mut st.lowers, i) {
                         pr_warn!("{}: out of memory, offload not observed\n", dev.name());
-                        fx.restore(rtnl, i);
+                        // SAFETY: this is the device's own REGISTER, and
+                        // its table was installed just now.
+                        unsafe { fx.restore(rtnl, i) };
                     }
                 }
                 Err(e) if e == EOPNOTSUPP => {}
@@ -550,12 +680,13 @@ impl Bridge {
     }
 
     /// A device is being unregistered, or leaves its namespace.
-    fn unregistered(&self, rtnl: &Rtnl, dev: &NetDevice) {
-        self.update(rtnl, |st, fx| {
+    fn unregistered(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
+        self.update(&mut Locks::Event(rtnl, ev), |st, fx| {
             for slot in st.lowers.iter_mut() {
                 if slot.as_ref().and_then(|i| i.device()) == Some(dev) {
                     if let Some(i) = slot.take() {
-                        fx.restore(rtnl, i);
+                        // SAFETY: this is the device's own UNREGISTER.
+                        unsafe { fx.restore(rtnl, i) };
                     }
                 }
             }
@@ -586,8 +717,8 @@ impl Bridge {
     /// `dev` changed state: is it a SecY or the real device of one?
     /// `going` is for `NETDEV_GOING_DOWN`: retract now, the state follows
     /// with `NETDEV_DOWN`.
-    fn link(&self, rtnl: &Rtnl, dev: &NetDevice, going: bool) {
-        self.update(rtnl, |st, _| {
+    fn link(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice, going: bool) {
+        self.update(&mut Locks::Event(rtnl, ev), |st, _| {
             let State { ports, secys, .. } = st;
             for s in secys.iter_mut().flatten() {
                 let Knowledge::Known(mut k) = s.known else {
@@ -621,9 +752,9 @@ impl Bridge {
     }
 
     /// An RDMA device appeared: track the netdevs of its ports.
-    pub(crate) fn rdma_add(&self, rtnl: &Rtnl, ib: &rdma::Device) -> Result {
+    pub(crate) fn rdma_add(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) -> Result {
         let mut ret = Ok(());
-        self.update(rtnl, |st, _| {
+        self.update(&mut Locks::Own(rtnl), |st, _| {
             ret = (|| -> Result {
                 for p in ib.ports() {
                     let Some(dev) = ib.netdev(p) else { continue };
@@ -639,7 +770,7 @@ impl Bridge {
                     };
                     if !e.rdma.iter().any(|(id, _)| *id == ib.id()) {
                         let mut name = KVec::new();
-                        name.extend_from_slice(ib.name().as_bytes(), GFP_KERNEL)?;
+                        name.extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)?;
                         e.rdma.push((ib.id(), name), GFP_KERNEL)?;
                     }
                 }
@@ -651,8 +782,8 @@ impl Bridge {
     }
 
     /// An RDMA device goes away.
-    pub(crate) fn rdma_remove(&self, rtnl: &Rtnl, ib: &rdma::Device) {
-        self.update(rtnl, |st, _| {
+    pub(crate) fn rdma_remove(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
+        self.update(&mut Locks::Own(rtnl), |st, _| {
             for e in st.ports.iter_mut().flatten() {
                 let mut kept = KVec::new();
                 for (id, n) in core::mem::replace(&mut e.rdma, KVec::new()).into_iter() {
@@ -674,7 +805,7 @@ impl Bridge {
     /// caller checked that it may administer both namespaces.
     pub(crate) fn bind(
         &self,
-        rtnl: &Rtnl,
+        rtnl: &mut RtnlGuard,
         dev: &NetDevice,
         secy: &NetDevice,
     ) -> Result<(), BindError> {
@@ -688,7 +819,7 @@ impl Bridge {
             return Err(BindError::NotSecy);
         }
         let mut ret = Ok(());
-        self.update(rtnl, |st, _| {
+        self.update(&mut Locks::Own(rtnl), |st, _| {
             let binding = Binding {
                 secy: Some(secy.into()),
             };
@@ -713,9 +844,9 @@ impl Bridge {
 
     /// Undoes [`Bridge::bind`]: the port falls back to what the topology
     /// says, or is forgotten if it backs no RDMA device.
-    pub(crate) fn unbind(&self, rtnl: &Rtnl, dev: &NetDevice) -> Result<(), BindError> {
+    pub(crate) fn unbind(&self, rtnl: &mut RtnlGuard, dev: &NetDevice) -> Result<(), BindError> {
         let mut ret = Err(BindError::NotBound);
-        self.update(rtnl, |st, _| {
+        self.update(&mut Locks::Own(rtnl), |st, _| {
             for e in st.ports.iter_mut().flatten() {
                 if *e.dev == *dev && e.binding.take().is_some() {
                     ret = Ok(());
@@ -731,7 +862,7 @@ impl Bridge {
 
     /// Retracts everything, takes every interposer off and ignores events
     /// from now on.
-    pub(crate) fn shutdown(&self, rtnl: &Rtnl) {
+    pub(crate) fn shutdown(&self, rtnl: &mut RtnlGuard) {
         let mut fx = Effects::new();
         {
             let mut st = self.state.lock();
@@ -742,12 +873,14 @@ impl Bridge {
             self.finish(&mut st, &mut fx);
             for slot in st.lowers.iter_mut() {
                 if let Some(i) = slot.take() {
-                    fx.restore(rtnl, i);
+                    // SAFETY: RTNL is held, and no MACsec operation is in
+                    // progress: this is unload, not an observer.
+                    unsafe { fx.restore(rtnl, i) };
                 }
             }
             st.secys = KVec::new();
         }
-        self.apply(rtnl, fx);
+        self.apply(&mut Locks::Own(rtnl), fx);
     }
 }
 
@@ -758,7 +891,7 @@ fn view(e: &PortEntry, secys: &[Option<Secy>]) -> View {
         .as_ref()
         .and_then(|d| secys.iter().flatten().find(|s| *s.dev == **d));
     let mut name = [0u8; 16];
-    let n = e.dev.name().as_bytes();
+    let n = e.dev.name().to_bytes();
     let len = n.len().min(name.len());
     name[..len].copy_from_slice(&n[..len]);
     View {
@@ -789,14 +922,14 @@ pub(crate) fn encrypt(k: &Knowledge) -> Option<bool> {
 
 #[vtable]
 impl Observer for Bridge {
-    fn before(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>) {
-        let op = op_of(op, ctx);
+    fn before(&self, rtnl: &Rtnl, mdo: Mdo, ctx: &Context<'_>) {
+        let op = op_of(mdo, ctx);
         if op == Op::Other {
             return;
         }
         let next = Knowledge::Known(lockstep::predict(snapshot(ctx), op));
         let secy = ctx.secy().netdev();
-        self.update(rtnl, |st, _| {
+        self.update(&mut Locks::Observer(rtnl, mdo), |st, _| {
             for e in st.ports.iter_mut().flatten() {
                 if e.secy.as_deref() == Some(secy) {
                     e.port.before(&next);
@@ -813,7 +946,7 @@ impl Observer for Bridge {
         let next = lockstep::predict(snapshot(ctx), op_of(op, ctx));
         let secy = ctx.secy();
         let dev = secy.netdev();
-        self.update(rtnl, |st, _| {
+        self.update(&mut Locks::Observer(rtnl, op), |st, _| {
             let State { ports, secys, .. } = st;
             let Some(s) = secys.iter_mut().flatten().find(|s| *s.dev == *dev) else {
                 return;
@@ -838,18 +971,21 @@ pub(crate) struct Events(pub(crate) Arc<Bridge>);
 impl NetdevNotifier for Events {
     fn event(&self, rtnl: &Rtnl, event: NetdevEvent<'_>) {
         let b = &self.0;
+        let ev = &event;
         match event {
-            NetdevEvent::Register(dev) => Bridge::registered(b, rtnl, dev),
-            NetdevEvent::Unregister(dev) => b.unregistered(rtnl, dev),
-            NetdevEvent::GoingDown(dev) => b.link(rtnl, dev, true),
+            NetdevEvent::Register(dev) => Bridge::registered(b, rtnl, ev, dev),
+            NetdevEvent::Unregister(dev) => b.unregistered(rtnl, ev, dev),
+            NetdevEvent::GoingDown(dev) => b.link(rtnl, ev, dev, true),
             NetdevEvent::Up(dev) | NetdevEvent::Down(dev) | NetdevEvent::Change(dev) => {
-                b.link(rtnl, dev, false)
+                b.link(rtnl, ev, dev, false)
             }
             // The port's name or its SecY may have changed; a stripped
             // feature bit is put back by `finish`.
             NetdevEvent::ChangeUpper { .. }
             | NetdevEvent::ChangeName(_)
-            | NetdevEvent::FeatChange(_) => b.update(rtnl, |st, _| relate(st)),
+            | NetdevEvent::FeatChange(_) => {
+                b.update(&mut Locks::Event(rtnl, ev), |st, _| relate(st))
+            }
             NetdevEvent::Other(..) => {}
         }
     }

@@ -10,38 +10,41 @@
 
 use kernel::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;
-use kernel::rdma::ClientRegistration;
 use kernel::sync::Arc;
 
 mod bridge;
 pub mod lockstep;
 mod netlink;
 mod ports;
+mod rdma;
 
 module! {
     type: MacsecBridge,
     name: "macsec_bridge",
-    author: "macsec_bridge developers",
+    authors: ["macsec_bridge developers"],
     description: "Lockstep of RDMA netdev MACsec offload state",
     license: "GPL",
 }
 
 struct MacsecBridge {
     bridge: Arc<bridge::Bridge>,
+    family: Option<kernel::net::netlink::Registration>,
     notifier: Option<Pin<KBox<notifier::Registration<bridge::Events>>>>,
-    client: Option<Pin<KBox<ClientRegistration<ports::RdmaPorts>>>>,
+    client: Option<Pin<KBox<rdma::ClientRegistration<ports::RdmaPorts>>>>,
 }
 
 impl kernel::Module for MacsecBridge {
-    fn init(module: &'static ThisModule) -> Result<Self> {
-        let bridge = Arc::pin_init(bridge::Bridge::new(module), GFP_KERNEL)?;
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let bridge = bridge::Bridge::new()?;
         bridge::Bridge::publish(&bridge);
         // From here on, an error drops `this`, which undoes what was done.
         let mut this = MacsecBridge {
             bridge,
+            family: None,
             notifier: None,
             client: None,
         };
+        this.family = Some(netlink::FAMILY.register()?);
         // Registering replays REGISTER and UP for every existing device:
         // offload-capable devices get interposed, MACsec netdevs tracked.
         this.notifier = Some(KBox::pin_init(
@@ -49,7 +52,7 @@ impl kernel::Module for MacsecBridge {
             GFP_KERNEL,
         )?);
         // Registering adds every existing RDMA device: ports.
-        this.client = Some(KBox::pin_init(ClientRegistration::new(), GFP_KERNEL)?);
+        this.client = Some(KBox::pin_init(rdma::ClientRegistration::new(), GFP_KERNEL)?);
         pr_info!("loaded\n");
         Ok(this)
     }
@@ -60,14 +63,19 @@ impl Drop for MacsecBridge {
         // No more ports: each is retracted, its feature bit cleared.
         drop(self.client.take());
         {
-            let rtnl = Rtnl::lock();
-            self.bridge.shutdown(&rtnl);
+            let mut rtnl = Rtnl::lock();
+            self.bridge.shutdown(&mut rtnl);
         }
         // Unregistering replays DOWN and UNREGISTER; the bridge is closed and
         // ignores them.
         drop(self.notifier.take());
+        // A feature write deferred before the shutdown finds nothing to do;
+        // it takes RTNL, so it is waited for without it.
+        self.bridge.flush_deferred();
         bridge::Bridge::unpublish();
+        // Unregistering the family waits for requests in flight; the
+        // module's own reference keeps the bridge alive until then.
+        drop(self.family.take());
         pr_info!("unloaded\n");
-        // `bridge` is dropped last: the family is unregistered.
     }
 }

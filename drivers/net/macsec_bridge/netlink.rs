@@ -9,19 +9,22 @@
 use crate::bridge::{self, BindError, Owner, PortEntry, Relation, Secy};
 use crate::lockstep::{Protection, Reason};
 use kernel::net::device::NetDevice;
-use kernel::net::genetlink::{self, Dump, Info, Msg, Op, Perm, Policy, Registration};
 use kernel::net::macsec::Cipher;
 use kernel::net::namespace::Net;
+use kernel::net::netlink::{
+    AttrPolicy, DoHandler, Dump, DumpHandler, Family, Info, MsgAttrs, MulticastGroup, Operation,
+    Permission,
+};
 use kernel::net::rtnl::Rtnl;
-use kernel::types::ARef;
-use kernel::{c_str, prelude::*};
+use kernel::prelude::*;
+use kernel::sync::aref::ARef;
 
 const CMD_DEV_GET: u8 = 1;
 /// `dev-change-ntf`.
 pub(crate) const CMD_DEV_CHANGE_NTF: u8 = 2;
 const CMD_BIND: u8 = 3;
 const CMD_UNBIND: u8 = 4;
-/// The `monitor` group (index into [`Family::MCGRPS`]).
+/// The `monitor` group (index into the family's groups).
 pub(crate) const MCGRP_MONITOR: u32 = 0;
 
 const A_DEV_IFINDEX: u16 = 1;
@@ -40,11 +43,8 @@ const A_DEV_PAD: u16 = 13;
 const A_DEV_SECY_NETNSID: u16 = 14;
 const A_DEV_SECY_NETNS_FD: u16 = 15;
 
-/// An ifindex in a request.
-const IFINDEX: Policy = Policy::U32Range {
-    min: 1,
-    max: i32::MAX as u32,
-};
+/// An ifindex in a request (one past `i32::MAX` names no device).
+const IFINDEX: AttrPolicy = AttrPolicy::u32_min(1);
 
 fn protection(p: Protection) -> u32 {
     match p {
@@ -96,116 +96,88 @@ fn owner(o: Owner) -> u32 {
 
 /// Writes one port object as seen from namespace `viewer`; `secys` is
 /// where its SecY's details are.
-pub(crate) fn fill(
-    msg: &mut Msg<'_>,
-    e: &PortEntry,
-    secys: &[Option<Secy>],
-    viewer: &Net,
-) -> Result {
-    msg.put_u32(A_DEV_IFINDEX, e.dev.ifindex() as u32)?;
-    msg.put_string(A_DEV_IFNAME, e.dev.name())?;
+pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &[Option<Secy>], viewer: &Net) -> Result {
+    msg.put_u32(A_DEV_IFINDEX.into(), e.dev.ifindex() as u32)?;
+    msg.put_string(A_DEV_IFNAME.into(), e.dev.name())?;
     for (_, name) in e.rdma.iter() {
         let mut z = KVec::new();
         z.extend_from_slice(name, GFP_KERNEL)?;
         z.push(0, GFP_KERNEL)?;
         let cstr = CStr::from_bytes_with_nul(&z).map_err(|_| EINVAL)?;
-        msg.put_string(A_DEV_RDMA_DEV, cstr)?;
+        msg.put_string(A_DEV_RDMA_DEV.into(), cstr)?;
     }
     let v = e.port.advertised();
-    msg.put_u32(A_DEV_PROTECTION, protection(v.protection))?;
-    msg.put_u32(A_DEV_REASON, reason(v.reason))?;
+    msg.put_u32(A_DEV_PROTECTION.into(), protection(v.protection))?;
+    msg.put_u32(A_DEV_REASON.into(), reason(v.reason))?;
     if let Some(r) = e.relation {
-        msg.put_u32(A_DEV_RELATION, relation(r))?;
+        msg.put_u32(A_DEV_RELATION.into(), relation(r))?;
     }
     if let Some(d) = &e.secy {
-        msg.put_u32(A_DEV_SECY_IFINDEX, d.ifindex() as u32)?;
+        msg.put_u32(A_DEV_SECY_IFINDEX.into(), d.ifindex() as u32)?;
         // Relative to the reader, as IFLA_LINK_NETNSID: allocated on first
         // use, so that the reader can name that namespace from now on.
         if *d.net() != *viewer {
             let id = viewer.peer_id(d.net());
             if id >= 0 {
-                msg.put_s32(A_DEV_SECY_NETNSID, id)?;
+                msg.put_s32(A_DEV_SECY_NETNSID.into(), id)?;
             }
         }
         if let Some(s) = secys.iter().flatten().find(|s| *s.dev == **d) {
             if let Some((sci, c)) = s.id {
                 // Already in network byte order, as the spec says.
-                msg.put_u64(A_DEV_SCI, sci, A_DEV_PAD)?;
-                msg.put_u32(A_DEV_CIPHER, cipher(c))?;
+                msg.put_u64(A_DEV_SCI.into(), sci, A_DEV_PAD.into())?;
+                msg.put_u32(A_DEV_CIPHER.into(), cipher(c))?;
             }
             if let Some(enc) = bridge::encrypt(&s.known) {
-                msg.put_u8(A_DEV_ENCRYPT, enc.into())?;
+                msg.put_u8(A_DEV_ENCRYPT.into(), enc.into())?;
             }
         }
     }
-    msg.put_u32(A_DEV_FEATURE_OWNER, owner(e.owner))?;
-    msg.put_u64(A_DEV_GENERATION, e.generation, A_DEV_PAD)?;
+    msg.put_u32(A_DEV_FEATURE_OWNER.into(), owner(e.owner))?;
+    msg.put_u64(A_DEV_GENERATION.into(), e.generation, A_DEV_PAD.into())?;
     Ok(())
 }
 
-/// The family.
-pub(crate) struct Family;
+/// `dev-get`'s request: one port, by ifindex. Its dump takes nothing.
+static DEV_GET_POLICY: [AttrPolicy; 2] = [AttrPolicy::reject(), IFINDEX];
+static DEV_DUMP_POLICY: [AttrPolicy; 1] = [AttrPolicy::reject()];
+/// `unbind`'s request: the port.
+static UNBIND_POLICY: [AttrPolicy; 2] = [AttrPolicy::reject(), IFINDEX];
+/// `bind`'s request: the port, the SecY and its namespace; everything else
+/// of the object is a reply's.
+static BIND_POLICY: [AttrPolicy; 16] = [
+    AttrPolicy::reject(),
+    IFINDEX,
+    // ifname ... relation
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    // secy-ifindex
+    IFINDEX,
+    // sci ... pad
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    AttrPolicy::reject(),
+    // secy-netnsid: negative ids are "none", which names nothing.
+    AttrPolicy::s32(),
+    // secy-netns-fd
+    AttrPolicy::u32(),
+];
 
-#[vtable]
-impl genetlink::Family for Family {
-    const NAME: &'static CStr = c_str!("macsec_bridge");
-    const VERSION: u32 = 1;
-    const POLICY: &'static [Policy] = &[
-        Policy::Unspec,
-        IFINDEX,
-        // ifname ... secy-ifindex: only `secy-ifindex` is a request's.
-        Policy::Unspec,
-        Policy::Unspec,
-        Policy::Unspec,
-        Policy::Unspec,
-        Policy::Unspec,
-        IFINDEX,
-        // sci ... pad: replies only.
-        Policy::Unspec,
-        Policy::Unspec,
-        Policy::Unspec,
-        Policy::Unspec,
-        Policy::Unspec,
-        Policy::Unspec,
-        // secy-netnsid: negative ids are "none", which names nothing.
-        Policy::S32,
-        // secy-netns-fd
-        Policy::U32Range {
-            min: 0,
-            max: i32::MAX as u32,
-        },
-    ];
-    const OPS: &'static [Op] = &[
-        Op {
-            cmd: CMD_DEV_GET,
-            perm: Perm::None,
-            doit: true,
-            dumpit: true,
-        },
-        // Over the caller's namespace here; over the SecY's in `bind`.
-        Op {
-            cmd: CMD_BIND,
-            perm: Perm::UnsAdmin,
-            doit: true,
-            dumpit: false,
-        },
-        Op {
-            cmd: CMD_UNBIND,
-            perm: Perm::UnsAdmin,
-            doit: true,
-            dumpit: false,
-        },
-    ];
-    const MCGRPS: &'static [&'static CStr] = &[c_str!("monitor")];
+/// `dev-get`, one port.
+struct DevGet;
 
-    fn doit(&self, _reg: &Registration<Self>, cmd: u8, info: &mut Info<'_>) -> Result {
-        match cmd {
-            CMD_BIND => return bind(info),
-            CMD_UNBIND => return unbind(info),
-            _ => {}
-        }
+impl DoHandler for DevGet {
+    const POLICY: &'static [AttrPolicy] = &DEV_GET_POLICY;
+
+    fn doit(info: &mut Info<'_>) -> Result {
         let ifindex = info.require(A_DEV_IFINDEX)?.as_u32();
-        let mut reply = info.reply(cmd)?;
+        let reply = info.reply(CMD_DEV_GET)?;
         let found = bridge::with(|b| -> Result<bool> {
             let st = b.state.lock();
             let Some(e) = st
@@ -216,30 +188,35 @@ impl genetlink::Family for Family {
             else {
                 return Ok(false);
             };
-            fill(&mut reply, e, &st.secys, info.net())?;
+            fill(&reply, e, &st.secys, info.net())?;
             Ok(true)
         })
         .unwrap_or(Ok(false))?;
         if !found {
-            info.set_err(
+            info.set_err_msg(
                 Some(A_DEV_IFINDEX),
-                c_str!("no RDMA port with this ifindex in this namespace"),
+                c"no RDMA port with this ifindex in this namespace",
             );
             return Err(ENODEV);
         }
-        info.send_reply(reply)
+        reply.reply(info)
     }
+}
 
-    fn dumpit(&self, _reg: &Registration<Self>, cmd: u8, dump: &mut Dump<'_>) -> Result {
+impl DumpHandler for DevGet {
+    const POLICY: &'static [AttrPolicy] = &DEV_DUMP_POLICY;
+
+    fn dumpit(dump: &mut Dump<'_>) -> Result {
         bridge::with(|b| -> Result {
             let st = b.state.lock();
+            let net: ARef<Net> = dump.info().net().into();
             let start = dump.state()[0] as usize;
             for (i, e) in st.ports.iter().enumerate().skip(start) {
                 if let Some(e) = e {
-                    if *e.dev.net() == *dump.net() {
-                        let mut msg = dump.message(cmd)?;
-                        fill(&mut msg, e, &st.secys, dump.net())?;
-                        dump.commit(msg);
+                    if *e.dev.net() == *net {
+                        let msg = dump.message(CMD_DEV_GET)?;
+                        fill(&msg, e, &st.secys, &net)?;
+                        msg.commit();
                     }
                 }
                 dump.state()[0] = (i + 1) as isize;
@@ -250,11 +227,54 @@ impl genetlink::Family for Family {
     }
 }
 
+/// `bind`.
+struct Bind;
+
+impl DoHandler for Bind {
+    const POLICY: &'static [AttrPolicy] = &BIND_POLICY;
+
+    fn doit(info: &mut Info<'_>) -> Result {
+        bind(info)
+    }
+}
+
+/// `unbind`.
+struct Unbind;
+
+impl DoHandler for Unbind {
+    const POLICY: &'static [AttrPolicy] = &UNBIND_POLICY;
+
+    fn doit(info: &mut Info<'_>) -> Result {
+        unbind(info)
+    }
+}
+
+/// The family's operations, sorted by command. `bind` and `unbind` are
+/// checked over the caller's namespace here, and `bind` over the SecY's
+/// as well.
+static OPS: [Operation; 4] = [
+    Operation::doit::<DevGet>(CMD_DEV_GET, Permission::Anyone),
+    Operation::dumpit::<DevGet>(CMD_DEV_GET, Permission::Anyone),
+    Operation::doit::<Bind>(CMD_BIND, Permission::NetnsAdmin),
+    Operation::doit::<Unbind>(CMD_UNBIND, Permission::NetnsAdmin),
+];
+
+static GROUPS: [MulticastGroup; 1] = [MulticastGroup::const_new(c"monitor")];
+
+/// The family.
+pub(crate) static FAMILY: Family = Family::const_new_with_ops(
+    kernel::module::this_module::<crate::LocalModule>(),
+    b"macsec_bridge\0",
+    1,
+    &GROUPS,
+    &OPS,
+);
+
 /// The device `kind` names in `net`, or an extack error.
 fn device(info: &Info<'_>, net: &Net, kind: u16, what: &'static CStr) -> Result<ARef<NetDevice>> {
     let ifindex = info.require(kind)?.as_u32() as i32;
     NetDevice::get_by_index(net, ifindex).ok_or_else(|| {
-        info.set_err(Some(kind), what);
+        info.set_err_msg(Some(kind), what);
         ENODEV
     })
 }
@@ -264,28 +284,24 @@ fn refused(info: &Info<'_>, e: BindError) -> Error {
     let (kind, msg, err) = match e {
         BindError::ToItself => (
             A_DEV_SECY_IFINDEX,
-            c_str!("cannot bind a MACsec netdev to itself"),
+            c"cannot bind a MACsec netdev to itself",
             EINVAL,
         ),
         BindError::PortIsSecy => (
             A_DEV_IFINDEX,
-            c_str!("port is a MACsec netdev: it has its own SecY"),
+            c"port is a MACsec netdev: it has its own SecY",
             EINVAL,
         ),
-        BindError::NotSecy => (
-            A_DEV_SECY_IFINDEX,
-            c_str!("target is not a MACsec netdev"),
-            EINVAL,
-        ),
+        BindError::NotSecy => (A_DEV_SECY_IFINDEX, c"target is not a MACsec netdev", EINVAL),
         BindError::AlreadyBound => (
             A_DEV_IFINDEX,
-            c_str!("port is already bound; unbind it first"),
+            c"port is already bound; unbind it first",
             EEXIST,
         ),
-        BindError::NotBound => (A_DEV_IFINDEX, c_str!("port is not bound"), ENOENT),
+        BindError::NotBound => (A_DEV_IFINDEX, c"port is not bound", ENOENT),
         BindError::NoMemory => return ENOMEM,
     };
-    info.set_err(Some(kind), msg);
+    info.set_err_msg(Some(kind), msg);
     err
 }
 
@@ -297,22 +313,30 @@ fn bind(info: &Info<'_>) -> Result {
     let id = info.attr(A_DEV_SECY_NETNSID);
     let net: ARef<Net> = match (fd, id) {
         (Some(_), Some(_)) => {
-            info.set_err(
+            info.set_err_msg(
                 Some(A_DEV_SECY_NETNSID),
-                c_str!("give secy-netns-fd or secy-netnsid, not both"),
+                c"give secy-netns-fd or secy-netnsid, not both",
             );
             return Err(EINVAL);
         }
-        (Some(fd), None) => Net::get_by_fd(fd.as_u32() as i32).inspect_err(|_| {
-            info.set_err(
-                Some(A_DEV_SECY_NETNS_FD),
-                c_str!("not an open network namespace file descriptor"),
-            )
-        })?,
+        (Some(fd), None) => {
+            // The policy cannot bound a u32 by `i32::MAX` (its bounds are
+            // 16-bit): an fd is an int.
+            let fd = i32::try_from(fd.as_u32()).map_err(|_| {
+                info.set_err_msg(Some(A_DEV_SECY_NETNS_FD), c"integer out of range");
+                ERANGE
+            })?;
+            Net::get_by_fd(fd).inspect_err(|_| {
+                info.set_err_msg(
+                    Some(A_DEV_SECY_NETNS_FD),
+                    c"not an open network namespace file descriptor",
+                )
+            })?
+        }
         (None, Some(id)) => info.net().get_by_id(id.as_s32()).ok_or_else(|| {
-            info.set_err(
+            info.set_err_msg(
                 Some(A_DEV_SECY_NETNSID),
-                c_str!("no network namespace with this id"),
+                c"no network namespace with this id",
             );
             EINVAL
         })?,
@@ -320,30 +344,30 @@ fn bind(info: &Info<'_>) -> Result {
     };
     // The genl core checked the caller's namespace (GENL_UNS_ADMIN_PERM).
     if !net.net_admin_capable() {
-        info.set_err(
+        info.set_err_msg(
             Some(A_DEV_SECY_IFINDEX),
-            c_str!("CAP_NET_ADMIN over the SecY's network namespace is needed"),
+            c"CAP_NET_ADMIN over the SecY's network namespace is needed",
         );
         return Err(EPERM);
     }
-    let rtnl = Rtnl::lock();
-    let dev = device(info, info.net(), A_DEV_IFINDEX, c_str!("no such port"))?;
+    let mut rtnl = Rtnl::lock();
+    let dev = device(info, info.net(), A_DEV_IFINDEX, c"no such port")?;
     let secy = device(
         info,
         &net,
         A_DEV_SECY_IFINDEX,
-        c_str!("no such device in the SecY's namespace"),
+        c"no such device in the SecY's namespace",
     )?;
-    bridge::with(|b| b.bind(&rtnl, &dev, &secy))
+    bridge::with(|b| b.bind(&mut rtnl, &dev, &secy))
         .ok_or(ENODEV)?
         .map_err(|e| refused(info, e))
 }
 
 /// `unbind`: port `ifindex` (caller's namespace) is no longer bound.
 fn unbind(info: &Info<'_>) -> Result {
-    let rtnl = Rtnl::lock();
-    let dev = device(info, info.net(), A_DEV_IFINDEX, c_str!("no such port"))?;
-    bridge::with(|b| b.unbind(&rtnl, &dev))
+    let mut rtnl = Rtnl::lock();
+    let dev = device(info, info.net(), A_DEV_IFINDEX, c"no such port")?;
+    bridge::with(|b| b.unbind(&mut rtnl, &dev))
         .ok_or(ENODEV)?
         .map_err(|e| refused(info, e))
 }

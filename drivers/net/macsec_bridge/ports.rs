@@ -7,23 +7,23 @@
 //! [`bridge::with`].
 
 use crate::bridge;
+use crate::rdma::{Client, Device};
 use kernel::net::rtnl::Rtnl;
-use kernel::rdma::{Client, Device};
-use kernel::{c_str, prelude::*};
+use kernel::prelude::*;
 
 /// The client.
 pub(crate) struct RdmaPorts;
 
 impl Client for RdmaPorts {
-    const NAME: &'static CStr = c_str!("macsec_bridge");
+    const NAME: &'static CStr = c"macsec_bridge";
 
     fn add(ib: &Device) -> Result {
-        let rtnl = Rtnl::lock();
-        bridge::with(|b| b.rdma_add(&rtnl, ib)).unwrap_or(Ok(()))
+        let mut rtnl = Rtnl::lock();
+        bridge::with(|b| b.rdma_add(&mut rtnl, ib)).unwrap_or(Ok(()))
     }
 
     fn remove(ib: &Device) {
-        let rtnl = Rtnl::lock();
-        bridge::with(|b| b.rdma_remove(&rtnl, ib));
+        let mut rtnl = Rtnl::lock();
+        bridge::with(|b| b.rdma_remove(&mut rtnl, ib));
     }
 }

@@ -18,7 +18,7 @@ ktap_set_plan 4
 rmmod macsec_bridge 2>/dev/null
 check "DKMS module was built for this kernel ($(modinfo -F vermagic "$KO" | cut -d' ' -f1))" \
 	[ "$(modinfo -F vermagic "$KO" | cut -d' ' -f1)" = "$(uname -r)" ]
-check "insmod the DKMS module" insmod "$KO"
+check "insmod the DKMS module" insmod_bridge "$KO"
 check "it is live" [ "$(cat /sys/module/macsec_bridge/initstate 2>/dev/null)" = live ]
 check "rmmod" rmmod macsec_bridge
 

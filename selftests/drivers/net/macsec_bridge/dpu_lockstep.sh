@@ -16,7 +16,7 @@ D=(ip -n "$DPU")
 ktap_print_header
 ktap_set_plan 27
 
-check "load" insmod "$MODULE_KO"
+check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
 
 row "RXE on h0: a port with no SecY" \

@@ -10,9 +10,10 @@
 # reuses its ifindex inherits nothing.
 #
 # All of it in exclusive RDMA namespace mode, where it matters most: there
-# an RDMA device belongs to one namespace. RXE cannot move (6.12: no
-# disassociate_ucontext, so `rdma dev set … netns` is EOPNOTSUPP), and is
-# removed when its netdev leaves init_net; the bound port stays tracked.
+# an RDMA device belongs to one namespace. RXE is removed when its netdev
+# leaves the namespace, and the bound port stays tracked without it; the
+# pod then creates an RXE device of its own on the port, from inside, and
+# is given it.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -46,10 +47,10 @@ dpu_id() {
 }
 
 ktap_print_header
-ktap_set_plan 32
+ktap_set_plan 38
 
 check "rdma netns mode exclusive" bash -c "rdma system show | grep -q 'netns exclusive'"
-check "load" insmod "$MODULE_KO"
+check "load" insmod_bridge "$MODULE_KO"
 check "RXE on h0 (host end of a netdevsim host link)" \
 	rdma link add mb_rxe0 type rxe netdev h0
 check "DPU: an active TX SA on its offloaded SecY" \
@@ -64,17 +65,28 @@ check "host: offload-mac, bound, secy-netnsid 7, mb_rxe0" \
 check "host: h0 keeps its driver-owned bit" [ "$(hw_macsec h0)/$(field feature-owner)" = on/driver ]
 check "the DPU namespace sees no port" [ "$(dump "$DPU")" = "[]" ]
 check "the pod namespace sees no port" [ "$(dump "$POD")" = "[]" ]
-check_fail "exclusive mode: RXE refuses to move (EOPNOTSUPP)" rdma dev set mb_rxe0 netns "$POD"
 gen0=$(field generation)
 
 mon_start host && mon_start pod "$POD"
 check "monitors in the host and the pod" [ $? = 0 ]
 check "h0 moved into the pod" ip link set h0 netns "$POD"
 rxe_gone() { ! rdma dev show mb_rxe0 >/dev/null 2>&1; }
-check "RXE left with its netdev (6.12)" wait_for 50 rxe_gone
+check "RXE was removed with its netdev" wait_for 50 rxe_gone
+no_rdma() { [ "$(port_field <(dump "$POD") h0 rdma-dev)" = "" ]; }
+check "pod: h0 still bound, without an RDMA device" wait_for 50 no_rdma
 dump "$POD" >"$ROW_DIR/dump"
-check "pod: h0 still bound and offload-mac, without an RDMA device" \
-	[ "$(field protection)/$(field relation)/$(field rdma-dev)" = "offload-mac/bound/" ]
+check "pod: offload-mac, bound" [ "$(field protection)/$(field relation)" = "offload-mac/bound" ]
+check "pod: an RXE device of its own on h0, created inside the pod" \
+	ip netns exec "$POD" rdma link add mb_rxe1 type rxe netdev h0
+check "pod: the port names it (mb_rxe1), still offload-mac" \
+	[ "$(port_field <(dump "$POD") h0 rdma-dev)/$(port_field <(dump "$POD") h0 protection)" = "mb_rxe1/offload-mac" ]
+# `rdma link add` registers the device in init_net's RDMA namespace, from
+# wherever it is called: in exclusive mode the pod is given it.
+check "exclusive mode: the host moves mb_rxe1 into the pod" rdma dev set mb_rxe1 netns "$POD"
+check "pod: sees mb_rxe1, the host no longer" \
+	bash -c "ip netns exec $POD rdma dev show mb_rxe1 >/dev/null && ! rdma dev show mb_rxe1 >/dev/null 2>&1"
+named() { [ "$(port_field <(dump "$POD") h0 rdma-dev)" = mb_rxe1 ]; }
+check "pod: the port still names it" wait_for 50 named
 pod_id=$(dpu_id "$POD")
 check "pod: secy-netnsid is the pod's own id for the DPU (${pod_id:-none})" \
 	[ "${pod_id:-none}" = "$(field secy-netnsid)" ]
@@ -86,6 +98,7 @@ check "DPU encrypt off: the pod's dump retracts" \
 "${D[@]}" link set macsec0 type macsec encrypt on
 check "DPU encrypt on: offload-mac again" \
 	[ "$(port_field <(dump "$POD") h0 protection)" = offload-mac ]
+check "pod: its RXE device deleted" ip netns exec "$POD" rdma link del mb_rxe1
 check "h0 back to the host" ip -n "$POD" link set h0 netns 1
 ip link set h0 up
 dump >"$ROW_DIR/dump"

@@ -39,7 +39,7 @@ last_is() { [ "$(egress "$D/watch")" = "$1" ]; }
 ktap_print_header
 ktap_set_plan 15
 
-check "load" insmod "$MODULE_KO"
+check "load" insmod_bridge "$MODULE_KO"
 # After the load: a SecY offloaded before it would be `unknown`.
 ip link add link "$A" macsec0 type macsec port 4 encrypt on offload mac
 ip link set macsec0 up

@@ -5,24 +5,15 @@
 # every netdev that backs an RDMA device is a port object (dump and do),
 # RDMA devices added and removed while the module runs are followed, a port
 # with no SecY says `reason no-secy`, and bad requests get an extack.
-#
-# RXE in 6.12 lives in init_net only, so this test runs there.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_cmd ip rdma insmod rmmod
 require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
-spec=$lib_dir/../../../../Documentation/netlink/specs/macsec_bridge.yaml
-[ -r "$spec" ] || spec=${MACSEC_BRIDGE_SPEC:-}
-cli=${KSFT_KDIR:-}/tools/net/ynl/cli.py
-if [ ! -r "$spec" ] || [ ! -r "$cli" ] || ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
-	ktap_skip_all "ynl CLI, spec or python3-yaml missing"
-	exit "$KSFT_SKIP"
-fi
+require_ynl
 require_rxe
 
-ynl() { /usr/bin/python3 "$cli" --no-schema --spec "$spec" --output-json "$@"; }
 # jq-free JSON checks.
 pyq() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
 
@@ -43,18 +34,18 @@ idx=$(cat /sys/class/net/mbv0/ifindex)
 ktap_print_header
 ktap_set_plan 8
 
-check "load the module" insmod "$MODULE_KO"
+check "load the module" insmod_bridge "$MODULE_KO"
 check "dump lists the port that existed before loading, with its RDMA device" \
-	bash -c "$(declare -f ynl pyq); cli=$cli spec=$spec; ynl --dump dev-get |
+	bash -c "$(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC; ynl --dump dev-get |
 		pyq 'any(p[\"ifname\"] == \"mbv0\" and p[\"rdma-dev\"] == [\"mb_rxe0\"] for p in d)'"
 check "a port with no SecY anywhere: protection none, reason no-secy" \
-	bash -c "$(declare -f ynl pyq); cli=$cli spec=$spec; ynl --do dev-get --json '{\"ifindex\": $idx}' |
+	bash -c "$(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC; ynl --do dev-get --json '{\"ifindex\": $idx}' |
 		pyq 'd[\"protection\"] == \"none\" and d[\"reason\"] == \"no-secy\" and d[\"generation\"] >= 1'"
 check "an RDMA device added later is followed" \
-	bash -c "rdma link add mb_rxe1 type rxe netdev mbv1 && $(declare -f ynl pyq); cli=$cli spec=$spec;
+	bash -c "rdma link add mb_rxe1 type rxe netdev mbv1 && $(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC;
 		ynl --dump dev-get | pyq 'any(p[\"ifname\"] == \"mbv1\" for p in d)'"
 check "and so is its removal" \
-	bash -c "rdma link del mb_rxe1 && $(declare -f ynl pyq); cli=$cli spec=$spec;
+	bash -c "rdma link del mb_rxe1 && $(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC;
 		ynl --dump dev-get | pyq 'not any(p[\"ifname\"] == \"mbv1\" for p in d)'"
 err=$(ynl --do dev-get --json '{"ifindex": 999999}' 2>&1)
 check "unknown ifindex: error with an extack message" \

@@ -52,6 +52,14 @@ require_rxe() {
 	fi
 }
 
+# insmod_bridge KO: load the module after the RDMA core and MACsec, which
+# it links against, when they are modules (INFINIBAND=m and MACSEC=m, as
+# distributions build them); modprobe does nothing for built-in ones.
+insmod_bridge() {
+	modprobe -a ib_core macsec || return
+	insmod "$1"
+}
+
 require_root() {
 	if [ "$(id -u)" -ne 0 ]; then
 		ktap_skip_all "must run as root"
@@ -184,14 +192,22 @@ wait_for() {
 
 YNL_SPEC=$lib_dir/../../../../Documentation/netlink/specs/macsec_bridge.yaml
 [ -r "$YNL_SPEC" ] || YNL_SPEC=${MACSEC_BRIDGE_SPEC:-}
-YNL_CLI=${KSFT_KDIR:-}/tools/net/ynl/cli.py
+# Where the kernel tree has its CLI: tools/net/ynl/pyynl/ in 7.x trees,
+# tools/net/ynl/ in 6.12.
+YNL_CLI=${KSFT_KDIR:-}/tools/net/ynl/pyynl/cli.py
+[ -r "$YNL_CLI" ] || YNL_CLI=${KSFT_KDIR:-}/tools/net/ynl/cli.py
 
-# Skip unless the YNL CLI, the spec and python3-yaml are there.
+# The YNL CLI, the spec and python3-yaml: the kernel tree under test and
+# set-up provide them, so a missing one is a broken test bed, not a
+# feature the kernel lacks: fail, saying which.
 require_ynl() {
-	if [ ! -r "$YNL_SPEC" ] || [ ! -r "$YNL_CLI" ] ||
-	   ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
-		ktap_skip_all "ynl CLI, spec or python3-yaml missing"
-		exit "$KSFT_SKIP"
+	local missing=
+	[ -r "$YNL_SPEC" ] || missing="the spec ($YNL_SPEC)"
+	[ -r "$YNL_CLI" ] || missing="the YNL CLI ($YNL_CLI; KSFT_KDIR=${KSFT_KDIR:-unset})"
+	/usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="python3-yaml"
+	if [ -n "$missing" ]; then
+		echo "# FAIL: $missing missing"
+		exit "$KSFT_FAIL"
 	fi
 }
 
@@ -326,13 +342,16 @@ bed_require() {
 	require_rxe
 }
 
-# dpu_bed [veth|nsim]: the DPU split in one kernel. Namespace DPU is the
-# DPU: the uplink UPLINK (a netdevsim pair, for carrier) with the offloaded
-# SecY macsec0 on it, and d0, the DPU end of the host link. This namespace
-# is the host (RXE lives in init_net in 6.12): h0, the other end, is the
-# RDMA port. The host link is a veth pair (the module owns h0's feature
-# bit) or two linked netdevsim ports (the driver owns it; unlike a veth,
-# h0 outlives the DPU namespace: a veth dies with its peer's namespace).
+# dpu_bed [veth|nsim|dummy]: the DPU split in one kernel. Namespace DPU is
+# the DPU: the uplink UPLINK (a netdevsim pair, for carrier) with the
+# offloaded SecY macsec0 on it, and d0, the DPU end of the host link. This
+# namespace is the host: h0 is the RDMA port. The host link is a veth pair
+# (the module owns h0's feature bit) or two linked netdevsim ports (the
+# driver owns it; unlike a veth, h0 outlives the DPU namespace: a veth dies
+# with its peer's namespace). `dummy` makes h0 a dummy device with no link
+# to the DPU: the module owns its bit, and it is ops-locked (its features
+# are written under its instance lock), as a host function such as mlx5e
+# is.
 dpu_bed() {
 	local hp dp
 	bed_require
@@ -340,15 +359,20 @@ dpu_bed() {
 	setup_ns DPU || { ktap_skip_all "network namespaces unavailable"; exit "$KSFT_SKIP"; }
 	nsim_pair "$DPU" || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
 	UPLINK=$NSIM_A
-	if [ "${1:-veth}" = veth ]; then
-		ip link add h0 type veth peer name d0 netns "$DPU"
-	else
+	case "${1:-veth}" in
+	veth)
+		ip link add h0 type veth peer name d0 netns "$DPU" &&
+			ip -n "$DPU" link set d0 up ;;
+	nsim)
 		nsim_new 1 && hp=$(nsim_port "$NSIM_ID" 0) &&
 			nsim_new 1 "$DPU" && dp=$(nsim_port "$NSIM_ID" 0 "$DPU") &&
 			nsim_link "" "$hp" "$DPU" "$dp" &&
-			ip link set "$hp" name h0 && ip -n "$DPU" link set "$dp" name d0
-	fi &&
-		ip link set h0 up && ip -n "$DPU" link set d0 up &&
+			ip link set "$hp" name h0 && ip -n "$DPU" link set "$dp" name d0 &&
+			ip -n "$DPU" link set d0 up ;;
+	dummy)
+		ip link add h0 type dummy ;;
+	esac &&
+		ip link set h0 up &&
 		ip -n "$DPU" link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac &&
 		ip -n "$DPU" link set macsec0 up ||
 		{ ktap_skip_all "cannot build the DPU bed"; exit "$KSFT_SKIP"; }

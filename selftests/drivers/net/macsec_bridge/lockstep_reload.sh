@@ -30,7 +30,7 @@ rdma link add mb_rxe0 type rxe netdev macsec0
 ktap_print_header
 ktap_set_plan 12
 
-check "load with an offloaded SecY and RXE already configured" insmod "$MODULE_KO"
+check "load with an offloaded SecY and RXE already configured" insmod_bridge "$MODULE_KO"
 check "unobserved: protection none, reason unknown" port_is none unknown
 check "unobserved: the bit stays off" [ "$(hw_macsec macsec0)" = off ]
 check "a monitor subscribes" table_begin
@@ -52,7 +52,7 @@ check "unload clears the bit it set" \
 check "offload keeps working without the module" \
 	bash -c "ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
 		 ip macsec show macsec0 | grep -q 'offload: mac'"
-load_unknown() { insmod "$MODULE_KO" && port_is none unknown; }
+load_unknown() { insmod_bridge "$MODULE_KO" && port_is none unknown; }
 check "load again: unknown until observed" load_unknown
 
 ktap_finished

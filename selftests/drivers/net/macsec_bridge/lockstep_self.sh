@@ -18,7 +18,7 @@ A=$NSIM_A
 ktap_print_header
 ktap_set_plan 28
 
-check "load" insmod "$MODULE_KO"
+check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
 
 check "the netdevsim port's own bit is on (driver-owned)" [ "$(hw_macsec "$A")" = on ]

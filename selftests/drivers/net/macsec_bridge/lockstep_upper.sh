@@ -15,7 +15,7 @@ A=$NSIM_A
 ktap_print_header
 ktap_set_plan 15
 
-check "load" insmod "$MODULE_KO"
+check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
 row "RXE on the netdevsim port: no SecY; the bit is the driver's" \
 	"$A" on none no-secy owner=driver -- \

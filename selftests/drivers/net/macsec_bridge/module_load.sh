@@ -19,7 +19,7 @@ before=$(dmesg | wc -l)
 
 ok=0
 for i in $(seq "$ROUNDS"); do
-	insmod "$MODULE_KO" || break
+	insmod_bridge "$MODULE_KO" || break
 	[ -d /sys/module/macsec_bridge ] || break
 	rmmod macsec_bridge || break
 	[ ! -d /sys/module/macsec_bridge ] || break
