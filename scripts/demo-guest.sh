@@ -20,8 +20,11 @@ show() {
 	"$@" 2>&1 | sed 's/^/    /'
 }
 
+# The kernel tree's YNL CLI: tools/net/ynl/pyynl/ in 7.x, tools/net/ynl/ in 6.12.
+cli=$kdir/tools/net/ynl/pyynl/cli.py
+[ -r "$cli" ] || cli=$kdir/tools/net/ynl/cli.py
 ynl() {
-	/usr/bin/python3 "$kdir/tools/net/ynl/cli.py" --no-schema --spec "$spec" "$@"
+	/usr/bin/python3 "$cli" --no-schema --spec "$spec" "$@"
 }
 
 # The ports as the macsec_bridge family reports them, through the kernel's
