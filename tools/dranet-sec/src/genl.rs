@@ -8,10 +8,14 @@
 use crate::state::PortState;
 use anyhow::{anyhow, Context as _, Result};
 use neli::attr::Attribute;
-use neli::consts::{nl::NlmF, socket::NlFamily};
+use neli::consts::{
+    nl::{NlmF, Nlmsg},
+    socket::NlFamily,
+};
 use neli::genl::{Genlmsghdr, GenlmsghdrBuilder, NoUserHeader};
-use neli::nl::{NlPayload, Nlmsghdr};
+use neli::nl::{NlPayload, Nlmsghdr, NlmsghdrBuilder};
 use neli::router::synchronous::{NlRouter, NlRouterReceiverHandle};
+use neli::socket::synchronous::NlSocketHandle;
 use neli::types::GenlBuffer;
 use neli::utils::Groups;
 
@@ -101,9 +105,18 @@ pub fn parse(g: &Genlmsghdr<u8, u16>) -> Result<PortState> {
 }
 
 /// A connection to the family, in the caller's network namespace.
+///
+/// Dumps use a socket of their own, read by the thread that sends the
+/// request. The router's socket is read by a background thread, and a
+/// netlink socket whose dump is being started by one thread while another
+/// thread receives from it can fail with `EINVAL`: the receiver sees the dump
+/// still running, tries to continue it after the sender finished it, and
+/// `netlink_recvmsg()` reports that as a socket error.
 pub struct Client {
     router: NlRouter,
     mcast: NlRouterReceiverHandle<u16, Genlmsghdr<u8, u16, NoUserHeader>>,
+    dumps: NlSocketHandle,
+    seq: u32,
     family: u16,
 }
 
@@ -114,36 +127,63 @@ impl Client {
         let family = router
             .resolve_genl_family(FAMILY)
             .map_err(|e| anyhow!("family {FAMILY} not found ({e}): is macsec_bridge loaded?"))?;
+        let dumps = NlSocketHandle::connect(NlFamily::Generic, None, Groups::empty())
+            .context("generic netlink socket")?;
         Ok(Client {
             router,
             mcast,
+            dumps,
+            seq: 0,
             family,
         })
     }
 
     /// Every port in this namespace (`dev-get` dump).
-    pub fn dump(&self) -> Result<Vec<PortState>> {
-        let hdr = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
+    pub fn dump(&mut self) -> Result<Vec<PortState>> {
+        self.seq = self.seq.wrapping_add(1);
+        let genl = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
             .cmd(CMD_DEV_GET)
             .version(1)
             .attrs(GenlBuffer::new())
             .build()?;
-        let recv = self
-            .router
-            .send::<u16, Genlmsghdr<u8, u16>, u16, Genlmsghdr<u8, u16>>(
-                self.family,
-                NlmF::DUMP,
-                NlPayload::Payload(hdr),
-            )
+        let req = NlmsghdrBuilder::default()
+            .nl_type(self.family)
+            .nl_flags(NlmF::REQUEST | NlmF::DUMP)
+            .nl_seq(self.seq)
+            .nl_payload(NlPayload::Payload(genl))
+            .build()?;
+        self.dumps
+            .send(&req)
             .map_err(|e| anyhow!("dev-get dump: {e}"))?;
         let mut out = Vec::new();
-        for m in recv {
-            let m: Msg = m.map_err(|e| anyhow!("dev-get dump: {e}"))?;
-            if let Some(g) = m.get_payload() {
-                out.push(parse(g)?);
+        loop {
+            let (msgs, _) = self
+                .dumps
+                .recv::<u16, Genlmsghdr<u8, u16>>()
+                .map_err(|e| anyhow!("dev-get dump: {e}"))?;
+            for m in msgs {
+                let m: Msg = m.map_err(|e| anyhow!("dev-get dump: {e}"))?;
+                if *m.nl_seq() != self.seq {
+                    continue;
+                }
+                let errno = match m.nl_payload() {
+                    NlPayload::Payload(g) => {
+                        out.push(parse(g)?);
+                        continue;
+                    }
+                    NlPayload::Err(e) => *e.error(),
+                    NlPayload::DumpExtAck(e) => *e.error(),
+                    NlPayload::Ack(_) | NlPayload::Empty => 0,
+                };
+                if errno != 0 {
+                    let e = std::io::Error::from_raw_os_error(errno.saturating_neg());
+                    return Err(anyhow!("dev-get dump: {e}"));
+                }
+                if Nlmsg::from(*m.nl_type()) == Nlmsg::Done {
+                    return Ok(out);
+                }
             }
         }
-        Ok(out)
     }
 
     /// Joins the `monitor` group: from now on, [`Client::next_change`]

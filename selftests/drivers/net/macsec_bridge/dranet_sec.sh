@@ -37,7 +37,7 @@ PY
 last_is() { [ "$(egress "$D/watch")" = "$1" ]; }
 
 ktap_print_header
-ktap_set_plan 15
+ktap_set_plan 17
 
 check "load" insmod_bridge "$MODULE_KO"
 # After the load: a SecY offloaded before it would be `unknown`.
@@ -81,6 +81,17 @@ check "slice generations grew with every emission" /usr/bin/python3 -c "
 import json, sys
 g = [json.loads(l)['spec']['pool']['generation'] for l in open('$D/watch') if l.strip()]
 sys.exit(0 if g == sorted(set(g)) and len(g) >= 3 else 1)"
+# A burst: every change is a notification and then a dump on the watch's
+# sockets, while the next notification arrives.
+ip link set macsec0 type macsec encrypt on
+for _ in $(seq 20); do
+	ip macsec set macsec0 tx sa 0 off
+	ip macsec set macsec0 tx sa 0 on
+done
+ip macsec set macsec0 tx sa 0 off
+check "41 back-to-back changes: the watch stream ends false" wait_for 300 last_is false
+check "41 back-to-back changes: the watch is alive, its stderr empty" \
+	bash -c "kill -0 $WATCH && ! test -s '$D/watch.err'"
 kill "$WATCH" "$MON" "$HOOK" 2>/dev/null
 wait 2>/dev/null
 
