@@ -18,5 +18,8 @@ mkdir -p "$tmp/Documentation/netlink/specs"
 touch "$tmp/MAINTAINERS"
 cp "$kdir/Documentation/netlink/genetlink.yaml" "$tmp/Documentation/netlink/"
 cp "$top/Documentation/netlink/specs/macsec_bridge.yaml" "$tmp/Documentation/netlink/specs/"
-timeout 120 python3 "$kdir/tools/net/ynl/ynl-gen-c.py" --mode uapi --header \
+# 7.x trees keep the generator in pyynl/, 6.12 beside the specs' tools.
+gen=$kdir/tools/net/ynl/pyynl/ynl_gen_c.py
+[ -r "$gen" ] || gen=$kdir/tools/net/ynl/ynl-gen-c.py
+timeout 120 python3 "$gen" --mode uapi --header \
 	--spec "$tmp/Documentation/netlink/specs/macsec_bridge.yaml" -o "$out"
