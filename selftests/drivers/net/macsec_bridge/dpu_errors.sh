@@ -23,8 +23,12 @@ OUT=$ROW_DIR/out
 refused() {
 	local desc=$1 err=$2 msg=$3 json=$4
 	shift 4
-	"$@" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --do "${OP:-bind}" \
-		--json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
+	if [ $# -eq 0 ] || [ "$*" = env ]; then
+		ynl --do "${OP:-bind}" --json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
+	else
+		"$@" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --do "${OP:-bind}" \
+			--json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
+	fi
 	local rc=$?
 	if [ $rc -ne 0 ] && grep -qE -- "$err" "$OUT" && grep -qi -- "$msg" "$OUT"; then
 		ktap_test_pass "$desc"

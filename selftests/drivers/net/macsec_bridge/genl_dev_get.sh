@@ -22,6 +22,7 @@ cleanup() {
 	rdma link del mb_rxe1 2>/dev/null
 	ip link del mbv0 2>/dev/null
 	rmmod macsec_bridge 2>/dev/null
+	rm -rf "$ROW_DIR"
 }
 on_exit cleanup
 
@@ -35,24 +36,22 @@ ktap_print_header
 ktap_set_plan 8
 
 check "load the module" insmod_bridge "$MODULE_KO"
+# dump_has EXPR / do_is IFINDEX EXPR: over `d`, the dump / the reply.
+dump_has() { ynl --dump dev-get | pyq "$1"; }
+do_is() { ynl --do dev-get --json "{\"ifindex\": $1}" | pyq "$2"; }
 check "dump lists the port that existed before loading, with its RDMA device" \
-	bash -c "$(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC; ynl --dump dev-get |
-		pyq 'any(p[\"ifname\"] == \"mbv0\" and p[\"rdma-dev\"] == [\"mb_rxe0\"] for p in d)'"
+	dump_has 'any(p["ifname"] == "mbv0" and p["rdma-dev"] == ["mb_rxe0"] for p in d)'
 check "a port with no SecY anywhere: protection none, reason no-secy" \
-	bash -c "$(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC; ynl --do dev-get --json '{\"ifindex\": $idx}' |
-		pyq 'd[\"protection\"] == \"none\" and d[\"reason\"] == \"no-secy\" and d[\"generation\"] >= 1'"
-check "an RDMA device added later is followed" \
-	bash -c "rdma link add mb_rxe1 type rxe netdev mbv1 && $(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC;
-		ynl --dump dev-get | pyq 'any(p[\"ifname\"] == \"mbv1\" for p in d)'"
-check "and so is its removal" \
-	bash -c "rdma link del mb_rxe1 && $(declare -f ynl ynl_in in_ns pyq); YNL_CLI=$YNL_CLI YNL_SPEC=$YNL_SPEC;
-		ynl --dump dev-get | pyq 'not any(p[\"ifname\"] == \"mbv1\" for p in d)'"
-err=$(ynl --do dev-get --json '{"ifindex": 999999}' 2>&1)
+	do_is "$idx" 'd["protection"] == "none" and d["reason"] == "no-secy" and d["generation"] >= 1'
+rxe1_added() { rdma link add mb_rxe1 type rxe netdev mbv1 && dump_has 'any(p["ifname"] == "mbv1" for p in d)'; }
+rxe1_gone() { rdma link del mb_rxe1 && dump_has 'not any(p["ifname"] == "mbv1" for p in d)'; }
+check "an RDMA device added later is followed" rxe1_added
+check "and so is its removal" rxe1_gone
+ynl --do dev-get --json '{"ifindex": 999999}' >"$ROW_DIR/err" 2>&1
 check "unknown ifindex: error with an extack message" \
-	bash -c "echo '$err' | grep -q 'no RDMA port with this ifindex'"
-err=$(ynl --do dev-get --json '{}' 2>&1)
-check "missing ifindex: error naming the missing attribute" \
-	bash -c "echo '$err' | grep -qi 'missing'"
+	grep -q 'no RDMA port with this ifindex' "$ROW_DIR/err"
+ynl --do dev-get --json '{}' >"$ROW_DIR/err" 2>&1
+check "missing ifindex: error naming the missing attribute" grep -qi 'missing' "$ROW_DIR/err"
 check "unload" rmmod macsec_bridge
 
 ktap_finished

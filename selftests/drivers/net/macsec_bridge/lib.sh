@@ -209,14 +209,73 @@ require_ynl() {
 		echo "# FAIL: $missing missing"
 		exit "$KSFT_FAIL"
 	fi
+	ynl_server_start
 }
 
+# ynl ARGS...: the CLI in this namespace. Once require_ynl started
+# ynl_server.py (in the test's own shell), through it: the same code with
+# the same output and status, without Python's start-up each time (seconds
+# under TCG). `secy-netns-fd` values in ARGS name fds of the caller, which
+# the server opens through /proc. In a shell that did not start the server
+# (bash -c, another namespace), the CLI runs as a process of its own.
+YNL_FIFO=
+YNL_REQ=0
 ynl() {
-	ynl_in "" "$@"
+	if [ -z "$YNL_FIFO" ] || [ "${YNL_SERVER_SHELL:-}" != "$$" ]; then
+		ynl_cli "" "$@"
+		return
+	fi
+	local a argv= fds= n out rc
+	YNL_REQ=$((YNL_REQ + 1))
+	out=$ROW_DIR/ynl.$BASHPID.$YNL_REQ
+	for a in --no-schema --spec "$YNL_SPEC" --output-json "$@"; do
+		a=${a//\\/\\\\}
+		argv+="\"${a//\"/\\\"}\","
+	done
+	for n in $(printf '%s\n' "$@" | grep -o '"secy-netns-fd": *[0-9]*' | grep -o '[0-9]*$'); do
+		if [ -e "/proc/$BASHPID/fd/$n" ]; then
+			fds+="\"$n\": \"/proc/$BASHPID/fd/$n\","
+		else
+			fds+="\"$n\": null,"
+		fi
+	done
+	echo "{\"out\": \"$out\", \"argv\": [${argv%,}], \"fds\": {${fds%,}}}" >"$YNL_FIFO"
+	if ! wait_for 1200 test -e "$out.rc"; then
+		echo "ynl_server.py did not answer: $(cat "$ROW_DIR/ynl_server.err" 2>/dev/null)" >&2
+		return 1
+	fi
+	cat "$out.stdout"
+	cat "$out.stderr" >&2
+	rc=$(cat "$out.rc")
+	rm -f "$out.stdout" "$out.stderr" "$out.rc"
+	return "$rc"
 }
 
-# ynl_in NS ARGS...: the CLI in namespace NS.
+ynl_server_start() {
+	# YNL_SERVER=0: every call runs the CLI as a process of its own.
+	[ "${YNL_SERVER:-1}" = 1 ] || return 0
+	YNL_FIFO=$ROW_DIR/ynl.fifo
+	mkfifo "$YNL_FIFO" || { YNL_FIFO=; return 1; }
+	# Not a job of this shell (a test's bare `wait` must not wait for it):
+	# it ends when this shell does.
+	(/usr/bin/python3 "$lib_dir/ynl_server.py" "$YNL_CLI" "$YNL_FIFO" $$ \
+		</dev/null >/dev/null 2>"$ROW_DIR/ynl_server.err" &)
+	YNL_SERVER_SHELL=$$
+}
+
+# ynl_in NS ARGS...: the CLI in namespace NS (empty: this one, as ynl).
 ynl_in() {
+	local ns=$1
+	shift
+	if [ -z "$ns" ]; then
+		ynl "$@"
+	else
+		ynl_cli "$ns" "$@"
+	fi
+}
+
+# ynl_cli NS ARGS...: the CLI as a process of its own, in namespace NS.
+ynl_cli() {
 	local ns=$1
 	shift
 	in_ns "$ns" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json "$@"
@@ -239,12 +298,15 @@ wait_subscribed() {
 
 # A lockstep table. One `cli.py --subscribe monitor` spans the table
 # (ynl_monitor.py ends its sleep when the table is over); each row runs an
-# action, then records `ethtool -k` and a `cli.py --dump dev-get`. At the
-# end lockstep_check.py judges every row three ways: ethtool, the dump, and
-# the notifications for the generations the row moved through.
+# action, then records `ethtool -k` and a dump, which ynl_dumper.py (the
+# CLI's library, loaded once per table) makes as `cli.py --dump dev-get`
+# would. At the end lockstep_check.py judges every row three ways: ethtool,
+# the dump, and the notifications for the generations the row moved
+# through.
 ROW_DIR=$(mktemp -d /tmp/macsec_bridge-rows.XXXXXX)
 ROW_N=0
 ROW_MON=
+ROW_DUMPER=
 
 table_begin() {
 	ROW_N=0
@@ -253,9 +315,20 @@ table_begin() {
 		--spec "$YNL_SPEC" --output-json --subscribe monitor --sleep 3600 \
 		>"$ROW_DIR/ntf" 2>"$ROW_DIR/ntf.err" &
 	ROW_MON=$!
+	rm -f "$ROW_DIR/dumps" && mkfifo "$ROW_DIR/dumps" || return 1
+	/usr/bin/python3 "$lib_dir/ynl_dumper.py" "$YNL_CLI" "$YNL_SPEC" "$ROW_DIR/dumps" \
+		2>"$ROW_DIR/dumper.err" &
+	ROW_DUMPER=$!
 	wait_subscribed "$ROW_MON" || return 1
 	# Where the table starts from.
-	ynl --dump dev-get >"$ROW_DIR/dump.0" 2>&1
+	table_dump "$ROW_DIR/dump.0"
+}
+
+# table_dump FILE: the dump, as `cli.py --dump dev-get` prints it, in FILE.
+table_dump() {
+	rm -f "$1"
+	echo "$1" >"$ROW_DIR/dumps"
+	wait_for 600 test -e "$1"
 }
 
 # row DESC PORT BIT PROTECTION REASON [relation=R] [owner=O] -- ACTION...
@@ -276,7 +349,7 @@ row() {
 	ROW_N=$((ROW_N + 1))
 	eval "$*" >"$ROW_DIR/action.$ROW_N" 2>&1
 	rc=$?
-	ynl --dump dev-get >"$ROW_DIR/dump.$ROW_N" 2>&1
+	table_dump "$ROW_DIR/dump.$ROW_N"
 	printf '%s\t' "$ROW_N" "$desc" "$port" "$bit" "$(hw_macsec "$port")" \
 		"$prot" "${reason:--}" "$relation" "$owner" "$rc" >>"$ROW_DIR/rows"
 	echo >>"$ROW_DIR/rows"
@@ -285,6 +358,8 @@ row() {
 # Ends the monitor and reports one KTAP result per row.
 table_end() {
 	local verdict desc
+	echo quit >"$ROW_DIR/dumps"
+	wait "$ROW_DUMPER"
 	kill -USR1 "$ROW_MON" 2>/dev/null
 	wait "$ROW_MON"
 	while IFS=$'\t' read -r verdict desc; do

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Run the kernel's YNL CLI many times in one Python process.
+
+Under TCG, starting the CLI costs about ten seconds, most of it Python
+importing the CLI's library. This imports it once, then runs cli.py itself
+(the same code, as `python3 cli.py ARGS` would) for each request read from
+a FIFO, with its stdout, stderr and exit status written to files.
+
+A request is one JSON line: {"out": PATH, "argv": [ARGS...], "fds":
+{"9": "/proc/PID/fd/9", ...}}. Each fd named is opened from its path for
+the run (null: closed), so that `--json '{"secy-netns-fd": 9}'` finds what
+the caller's fd 9 is. The results are PATH.stdout, PATH.stderr, then
+PATH.rc, which appears last. The server ends on "quit", or when process
+PID (the test's shell) is gone.
+
+    ynl_server.py CLI_PY FIFO PID
+"""
+
+import contextlib
+import io
+import json
+import os
+import select
+import sys
+import traceback
+
+cli, fifo, owner = sys.argv[1], sys.argv[2], int(sys.argv[3])
+# Whatever else the test had open (the kselftest runner's log, a virtio
+# console port that admits one opener at a time) is not ours to hold.
+os.closerange(3, 1024)
+sys.path.insert(0, os.path.dirname(os.path.abspath(cli)))
+import lib  # noqa: E402,F401  (the CLI's own library: imported once, here)
+
+code = compile(open(cli).read(), cli, 'exec')
+# Out of the way of the fds requests name.
+requests = os.dup2(os.open(fifo, os.O_RDWR), 250)
+
+
+def forget_families():
+    """The library caches family ids for the process; a module reloaded
+    between two requests registers its family anew, maybe with another id.
+    A new process would look them up again: so does each request here."""
+    ynl = sys.modules.get('lib.ynl')
+    if hasattr(ynl, 'GenlProtocol'):  # 7.x
+        ynl.GenlProtocol.genl_family_name_to_id = {}
+    if hasattr(ynl, 'genl_family_name_to_id'):  # 6.12
+        ynl.genl_family_name_to_id = None
+
+
+def run(req):
+    forget_families()
+    saved = {}
+    for n, path in req.get('fds', {}).items():
+        n = int(n)
+        with contextlib.suppress(OSError):
+            saved[n] = os.dup(n)
+        if path is None:
+            with contextlib.suppress(OSError):
+                os.close(n)
+        else:
+            fd = os.open(path, os.O_RDONLY)
+            os.dup2(fd, n)
+            os.close(fd)
+    out, err = io.StringIO(), io.StringIO()
+    rc = 0
+    sys.argv = [cli] + req['argv']
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                exec(code, {'__name__': '__main__', '__file__': cli})
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+                if isinstance(e.code, str):
+                    print(e.code, file=sys.stderr)
+            except Exception:  # as python3 would: a traceback, status 1
+                traceback.print_exc()
+                rc = 1
+    finally:
+        for n in req.get('fds', {}):
+            n = int(n)
+            if n in saved:
+                os.dup2(saved.pop(n), n)
+            else:
+                with contextlib.suppress(OSError):
+                    os.close(n)
+        for fd in saved.values():
+            os.close(fd)
+    path = req['out']
+    for name, text in (('stdout', out.getvalue()), ('stderr', err.getvalue())):
+        with open(f'{path}.{name}', 'w') as f:
+            f.write(text)
+    with open(f'{path}.rc.tmp', 'w') as f:
+        f.write(f'{rc}\n')
+    os.rename(f'{path}.rc.tmp', f'{path}.rc')
+
+
+def owner_alive():
+    try:
+        os.kill(owner, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+buf = b''
+while owner_alive():
+    if not select.select([requests], [], [], 1)[0]:
+        continue
+    buf += os.read(requests, 65536)
+    while b'\n' in buf:
+        line, buf = buf.split(b'\n', 1)
+        if line.strip() == b'quit':
+            sys.exit(0)
+        if line.strip():
+            run(json.loads(line))
