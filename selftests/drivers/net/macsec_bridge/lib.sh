@@ -233,6 +233,8 @@ ynl() {
 		argv+="\"${a//\"/\\\"}\","
 	done
 	for n in $(printf '%s\n' "$@" | grep -o '"secy-netns-fd": *[0-9]*' | grep -o '[0-9]*$'); do
+		# A number no fd can have names nothing, for the server as here.
+		[ ${#n} -le 4 ] || continue
 		if [ -e "/proc/$BASHPID/fd/$n" ]; then
 			fds+="\"$n\": \"/proc/$BASHPID/fd/$n\","
 		else

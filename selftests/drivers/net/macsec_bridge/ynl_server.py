@@ -51,8 +51,10 @@ def forget_families():
 def run(req):
     forget_families()
     saved = {}
-    for n, path in req.get('fds', {}).items():
-        n = int(n)
+    # Only fds a process can have: a larger number names nothing, there as
+    # here.
+    fds = {int(n): p for n, p in req.get('fds', {}).items() if 2 < int(n) < 1024}
+    for n, path in fds.items():
         with contextlib.suppress(OSError):
             saved[n] = os.dup(n)
         if path is None:
@@ -77,8 +79,7 @@ def run(req):
                 traceback.print_exc()
                 rc = 1
     finally:
-        for n in req.get('fds', {}):
-            n = int(n)
+        for n in fds:
             if n in saved:
                 os.dup2(saved.pop(n), n)
             else:
