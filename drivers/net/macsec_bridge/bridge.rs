@@ -79,8 +79,28 @@ pub(crate) enum BindError {
 pub(crate) enum Owner {
     /// This module: set iff the port advertises offload.
     Bridge,
-    /// The port's driver had it when the port appeared: never touched.
+    /// The port's driver: never touched.
     Driver,
+}
+
+impl Owner {
+    /// Who owns `dev`'s bit. On a device with `macsec_ops` (a MACsec-capable
+    /// NIC, and every VLAN) the bit says whether the MACsec core may offload
+    /// a SecY to it, and the receive path of an offloaded SecY reads it: set
+    /// by the module, it would allow offload the driver never allowed;
+    /// cleared, it would leave offloaded SecYs without their operations.
+    /// Nor is a bit the driver lets users toggle the module's. Anywhere else
+    /// the bit is the module's, whoever set it before (a previous load).
+    ///
+    /// Asked again at every update: nothing is assumed from the moment the
+    /// port appeared.
+    fn of(dev: &NetDevice) -> Owner {
+        if dev.has_macsec_ops() || dev.hw_features().contains(Features::HW_MACSEC) {
+            Owner::Driver
+        } else {
+            Owner::Bridge
+        }
+    }
 }
 
 /// A MACsec netdev.
@@ -102,6 +122,8 @@ pub(crate) struct PortEntry {
     pub(crate) dev: ARef<NetDevice>,
     /// The RDMA devices on it: (identity, name).
     pub(crate) rdma: KVec<(usize, KVec<u8>)>,
+    /// How many times one of them was renamed (a rename changes the object).
+    renames: u32,
     /// The advertised state.
     pub(crate) port: Port,
     /// Where its SecY comes from, if it has one.
@@ -116,6 +138,9 @@ pub(crate) struct PortEntry {
     pub(crate) binding: Option<Binding>,
     /// The object's generation: the bridge's clock when it last changed.
     pub(crate) generation: u64,
+    /// When the port was tracked, in order: ports stay in this order in
+    /// [`State::ports`], and a dump resumes after the last serial it sent.
+    pub(crate) serial: u64,
     /// The object as last announced (`None` before the first notification).
     last: Option<View>,
     /// Retracted and announced once more by the next [`Bridge::finish`],
@@ -142,23 +167,24 @@ struct View {
     /// The RDMA devices on the port: how many, and the sum of their
     /// identities (a device replaced by another changes it).
     rdma: (usize, usize),
+    /// Renames of the port's RDMA devices.
+    renames: u32,
 }
 
 impl PortEntry {
     /// A port for `dev`, not related to anything yet.
     fn new(dev: &NetDevice) -> PortEntry {
-        // A driver that has the bit (netdevsim, mlx5) owns it.
-        let owned = dev.features().contains(Features::HW_MACSEC)
-            || dev.hw_features().contains(Features::HW_MACSEC);
         PortEntry {
             dev: dev.into(),
             rdma: KVec::new(),
+            renames: 0,
             port: Port::new(Knowledge::Unknown),
             relation: None,
             secy: None,
-            owner: if owned { Owner::Driver } else { Owner::Bridge },
+            owner: Owner::of(dev),
             binding: None,
             generation: 0,
+            serial: 0,
             last: None,
             gone: false,
         }
@@ -185,8 +211,11 @@ pub(crate) struct State {
     /// The last generation handed out. Generations are shared by all ports
     /// and start from the monotonic clock (in ns) at load, so they only
     /// grow, across ports, re-created ports and module reloads alike.
-    clock: u64,
-    /// The ports.
+    pub(crate) clock: u64,
+    /// The last serial handed to a port.
+    serial: u64,
+    /// The ports, in the order they were tracked (by serial): new ones are
+    /// appended and slots are never reused.
     pub(crate) ports: KVec<Option<PortEntry>>,
     /// Every MACsec netdev, in every namespace.
     pub(crate) secys: KVec<Option<Secy>>,
@@ -198,6 +227,20 @@ impl State {
     /// The SecY of MACsec netdev `dev`.
     pub(crate) fn secy(&self, dev: &NetDevice) -> Option<&Secy> {
         self.secys.iter().flatten().find(|s| *s.dev == *dev)
+    }
+
+    /// Tracks port `e` after every other (see [`State::ports`]) and returns
+    /// its index; gives `e` back if there is no memory.
+    fn add_port(&mut self, mut e: PortEntry) -> Result<usize, PortEntry> {
+        if self.ports.reserve(1, GFP_KERNEL).is_err() {
+            return Err(e);
+        }
+        self.serial += 1;
+        e.serial = self.serial;
+        let i = self.ports.len();
+        // Cannot fail: capacity is reserved.
+        let _ = self.ports.push(Some(e), GFP_KERNEL);
+        Ok(i)
     }
 }
 
@@ -504,6 +547,7 @@ impl Bridge {
                     State {
                         closing: false,
                         clock: now as u64,
+                        serial: 0,
                         ports: KVec::new(),
                         secys: KVec::new(),
                         lowers: KVec::new(),
@@ -564,6 +608,7 @@ impl Bridge {
         } = st;
         for slot in ports.iter_mut() {
             let Some(e) = slot else { continue };
+            e.owner = Owner::of(&e.dev);
             if e.owner == Owner::Bridge && e.dev.is_registered() {
                 let want = !e.gone && e.port.advertised().protection.is_offload();
                 if want != e.dev.features().contains(Features::HW_MACSEC)
@@ -598,6 +643,8 @@ impl Bridge {
                 *slot = None;
             }
         }
+        // Keeps the order; frees nothing, so cannot fail.
+        ports.retain(|slot| slot.is_some());
     }
 
     /// Applies what [`Bridge::finish`] collected. Called with RTNL held and
@@ -763,7 +810,7 @@ impl Bridge {
                     };
                     let i = match st.ports.iter().position(same) {
                         Some(i) => i,
-                        None => put(&mut st.ports, PortEntry::new(&dev)).map_err(|_| ENOMEM)?,
+                        None => st.add_port(PortEntry::new(&dev)).map_err(|_| ENOMEM)?,
                     };
                     let Some(Some(e)) = st.ports.get_mut(i) else {
                         return Err(EINVAL);
@@ -785,17 +832,32 @@ impl Bridge {
     pub(crate) fn rdma_remove(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
         self.update(&mut Locks::Own(rtnl), |st, _| {
             for e in st.ports.iter_mut().flatten() {
-                let mut kept = KVec::new();
-                for (id, n) in core::mem::replace(&mut e.rdma, KVec::new()).into_iter() {
-                    // At most as many as before: on allocation failure a name
-                    // is lost, the port stays tracked.
-                    if id != ib.id() {
-                        let _ = kept.push((id, n), GFP_KERNEL);
-                    }
-                }
-                e.rdma = kept;
+                // In place: nothing to allocate, so nothing else is lost.
+                e.rdma.retain(|(id, _)| *id != ib.id());
                 if !e.wanted() {
                     e.drop_port();
+                }
+            }
+        });
+    }
+
+    /// An RDMA device was renamed: its ports report the new name.
+    pub(crate) fn rdma_rename(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
+        self.update(&mut Locks::Own(rtnl), |st, _| {
+            for e in st.ports.iter_mut().flatten() {
+                for (_, name) in e.rdma.iter_mut().filter(|(id, _)| *id == ib.id()) {
+                    let mut new = KVec::new();
+                    if new
+                        .extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)
+                        .is_err()
+                    {
+                        // The old name stays: stale, but not wrong about
+                        // protection.
+                        pr_warn!("out of memory: RDMA device {:?} renamed\n", ib.name());
+                        continue;
+                    }
+                    *name = new;
+                    e.renames = e.renames.wrapping_add(1);
                 }
             }
         });
@@ -832,14 +894,28 @@ impl Bridge {
                 None => {
                     let mut e = PortEntry::new(dev);
                     e.binding = Some(binding);
-                    put(&mut st.ports, e)
-                        .map(|_| ())
-                        .map_err(|_| BindError::NoMemory)
+                    st.add_port(e).map(|_| ()).map_err(|_| BindError::NoMemory)
                 }
             };
             relate(st);
         });
         ret
+    }
+
+    /// The SecY port `dev` is bound to: `None` if it is not bound,
+    /// `Some(None)` if the binding is stale.
+    pub(crate) fn bound_secy(
+        &self,
+        _rtnl: &RtnlGuard,
+        dev: &NetDevice,
+    ) -> Option<Option<ARef<NetDevice>>> {
+        let st = self.state.lock();
+        let e = st
+            .ports
+            .iter()
+            .flatten()
+            .find(|e| !e.gone && *e.dev == *dev)?;
+        e.binding.as_ref().map(|b| b.secy.clone())
     }
 
     /// Undoes [`Bridge::bind`]: the port falls back to what the topology
@@ -908,6 +984,7 @@ fn view(e: &PortEntry, secys: &[Option<Secy>]) -> View {
             .rdma
             .iter()
             .fold((0, 0), |(n, sum), (id, _)| (n + 1, sum.wrapping_add(*id))),
+        renames: e.renames,
         secy_netns: e.secy.as_ref().map_or(0, |d| d.net().cookie()),
     }
 }

@@ -206,20 +206,27 @@ impl DoHandler for DevGet {
 impl DumpHandler for DevGet {
     const POLICY: &'static [AttrPolicy] = &DEV_DUMP_POLICY;
 
+    /// Ports in the order they were tracked, resuming after the serial of
+    /// the last one sent (kept in two words of the dump's state, 32 bits
+    /// each). Any change of any object between two rounds moves the clock,
+    /// and the next message carries `NLM_F_DUMP_INTR`.
     fn dumpit(dump: &mut Dump<'_>) -> Result {
         bridge::with(|b| -> Result {
             let st = b.state.lock();
             let net: ARef<Net> = dump.info().net().into();
-            let start = dump.state()[0] as usize;
-            for (i, e) in st.ports.iter().enumerate().skip(start) {
-                if let Some(e) = e {
-                    if *e.dev.net() == *net {
-                        let msg = dump.message(CMD_DEV_GET)?;
-                        fill(&msg, e, &st.secys, &net)?;
-                        msg.commit();
-                    }
+            // Zero would turn the check off.
+            dump.set_generation((st.clock as u32).max(1));
+            let [lo, hi, ..] = *dump.state();
+            let after = (lo as u64 & 0xffff_ffff) | ((hi as u64 & 0xffff_ffff) << 32);
+            for e in st.ports.iter().flatten().filter(|e| e.serial > after) {
+                if *e.dev.net() == *net {
+                    let msg = dump.message(CMD_DEV_GET)?;
+                    fill(&msg, e, &st.secys, &net)?;
+                    msg.commit();
                 }
-                dump.state()[0] = (i + 1) as isize;
+                let state = dump.state();
+                state[0] = (e.serial & 0xffff_ffff) as isize;
+                state[1] = (e.serial >> 32) as isize;
             }
             Ok(())
         })
@@ -364,10 +371,26 @@ fn bind(info: &Info<'_>) -> Result {
 }
 
 /// `unbind`: port `ifindex` (caller's namespace) is no longer bound.
+///
+/// Whoever may bind may unbind: the caller administers the port's namespace
+/// (the genl core checked) and that of the SecY the port is bound to. A
+/// port moved into a pod is thus not the pod's to unbind, nor to bind anew
+/// once unbound. A stale binding (its SecY gone) protects nothing, and the
+/// port's administrator may drop it.
 fn unbind(info: &Info<'_>) -> Result {
     let mut rtnl = Rtnl::lock();
     let dev = device(info, info.net(), A_DEV_IFINDEX, c"no such port")?;
-    bridge::with(|b| b.unbind(&mut rtnl, &dev))
-        .ok_or(ENODEV)?
-        .map_err(|e| refused(info, e))
+    bridge::with(|b| {
+        if let Some(Some(secy)) = b.bound_secy(&rtnl, &dev) {
+            if !secy.net().net_admin_capable() {
+                info.set_err_msg(
+                    Some(A_DEV_IFINDEX),
+                    c"CAP_NET_ADMIN over the SecY's network namespace is needed",
+                );
+                return Err(EPERM);
+            }
+        }
+        b.unbind(&mut rtnl, &dev).map_err(|e| refused(info, e))
+    })
+    .ok_or(ENODEV)?
 }

@@ -2,7 +2,7 @@
 
 //! The RDMA client: which netdevs back RDMA devices.
 //!
-//! The RDMA core calls `add` and `remove` without RTNL and without a context
+//! The RDMA core calls `add`, `remove` and `rename` without RTNL and without a context
 //! of ours, so the client takes RTNL itself and reaches the bridge through
 //! [`bridge::with`].
 
@@ -25,5 +25,10 @@ impl Client for RdmaPorts {
     fn remove(ib: &Device) {
         let mut rtnl = Rtnl::lock();
         bridge::with(|b| b.rdma_remove(&mut rtnl, ib));
+    }
+
+    fn rename(ib: &Device) {
+        let mut rtnl = Rtnl::lock();
+        bridge::with(|b| b.rdma_rename(&mut rtnl, ib));
     }
 }

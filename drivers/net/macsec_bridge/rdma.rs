@@ -87,6 +87,11 @@ pub(crate) trait Client: Send + Sync + 'static {
     /// A device added with success goes away. Called from process context,
     /// without RTNL.
     fn remove(dev: &Device);
+
+    /// A device added with success was renamed (`rdma dev set X name Y`).
+    /// Called from process context, without RTNL, with the core's device
+    /// list held for reading, as for `add`.
+    fn rename(dev: &Device);
 }
 
 /// A registered [`Client`].
@@ -120,6 +125,7 @@ impl<T: Client> ClientRegistration<T> {
                 client.name = T::NAME.as_char_ptr();
                 client.add = Some(Self::add_callback);
                 client.remove = Some(Self::remove_callback);
+                client.rename = Some(Self::rename_callback);
                 client.set_no_kverbs_req(1);
                 c.write(client);
                 // INVARIANT: registered on success.
@@ -145,6 +151,16 @@ impl<T: Client> ClientRegistration<T> {
     unsafe extern "C" fn remove_callback(dev: *mut bindings::ib_device, _data: *mut c_void) {
         // SAFETY: the core holds the device for the call.
         T::remove(unsafe { Device::from_raw(dev) });
+    }
+}
+
+impl<T: Client> ClientRegistration<T> {
+    /// # Safety
+    ///
+    /// Called by the RDMA core with a valid device that was added.
+    unsafe extern "C" fn rename_callback(dev: *mut bindings::ib_device, _data: *mut c_void) {
+        // SAFETY: the core holds the device for the call.
+        T::rename(unsafe { Device::from_raw(dev) });
     }
 }
 

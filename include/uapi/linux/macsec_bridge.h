@@ -88,8 +88,9 @@ enum macsec_bridge_cipher {
  * enum macsec_bridge_feature_owner - Who owns NETIF_F_HW_MACSEC on the port.
  * @MACSEC_BRIDGE_FEATURE_OWNER_BRIDGE: This module sets and clears it in
  *   lockstep.
- * @MACSEC_BRIDGE_FEATURE_OWNER_DRIVER: The port's driver set it; this module
- *   leaves it alone.
+ * @MACSEC_BRIDGE_FEATURE_OWNER_DRIVER: The port's driver owns it (the device
+ *   has macsec_ops, or the bit is in its hw_features); this module leaves it
+ *   alone.
  */
 enum macsec_bridge_feature_owner {
 	MACSEC_BRIDGE_FEATURE_OWNER_BRIDGE,

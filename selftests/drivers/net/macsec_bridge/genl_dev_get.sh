@@ -3,8 +3,9 @@
 #
 # The macsec_bridge family, through the kernel's own YNL CLI and the spec:
 # every netdev that backs an RDMA device is a port object (dump and do),
-# RDMA devices added and removed while the module runs are followed, a port
-# with no SecY says `reason no-secy`, and bad requests get an extack.
+# RDMA devices added, removed and renamed while the module runs are
+# followed, a port with no SecY says `reason no-secy`, and bad requests get
+# an extack.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -19,6 +20,7 @@ pyq() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0
 
 cleanup() {
 	rdma link del mb_rxe0 2>/dev/null
+	rdma link del mb_rxe7 2>/dev/null
 	rdma link del mb_rxe1 2>/dev/null
 	ip link del mbv0 2>/dev/null
 	rmmod macsec_bridge 2>/dev/null
@@ -33,7 +35,7 @@ rdma link add mb_rxe0 type rxe netdev mbv0
 idx=$(cat /sys/class/net/mbv0/ifindex)
 
 ktap_print_header
-ktap_set_plan 8
+ktap_set_plan 10
 
 check "load the module" insmod_bridge "$MODULE_KO"
 # dump_has EXPR / do_is IFINDEX EXPR: over `d`, the dump / the reply.
@@ -47,6 +49,18 @@ rxe1_added() { rdma link add mb_rxe1 type rxe netdev mbv1 && dump_has 'any(p["if
 rxe1_gone() { rdma link del mb_rxe1 && dump_has 'not any(p["ifname"] == "mbv1" for p in d)'; }
 check "an RDMA device added later is followed" rxe1_added
 check "and so is its removal" rxe1_gone
+# A rename of the RDMA device (rdma dev set ... name) changes the object:
+# one notification, and the dump, name the device anew.
+mon_start ren
+rdma dev set mb_rxe0 name mb_rxe7
+mon_stop ren
+check "an RDMA device renamed: the dump names it" \
+	dump_has 'any(p["ifname"] == "mbv0" and p["rdma-dev"] == ["mb_rxe7"] for p in d)'
+check "and exactly one notification did, with a new generation" /usr/bin/python3 -c "
+import json, sys
+n = [m['msg'] for m in json.load(open('$ROW_DIR/mon.ren')) if m.get('name') == 'dev-change-ntf']
+sys.exit(0 if len(n) == 1 and n[0]['ifname'] == 'mbv0' and n[0]['rdma-dev'] == ['mb_rxe7'] else 1)"
+rdma dev set mb_rxe7 name mb_rxe0
 ynl --do dev-get --json '{"ifindex": 999999}' >"$ROW_DIR/err" 2>&1
 check "unknown ifindex: error with an extack message" \
 	grep -q 'no RDMA port with this ifindex' "$ROW_DIR/err"

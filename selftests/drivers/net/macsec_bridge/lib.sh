@@ -419,7 +419,7 @@ bed_require() {
 	require_rxe
 }
 
-# dpu_bed [veth|nsim|dummy]: the DPU split in one kernel. Namespace DPU is
+# dpu_bed [veth|nsim|dummy|vlan]: the DPU split in one kernel. Namespace DPU is
 # the DPU: the uplink UPLINK (a netdevsim pair, for carrier) with the
 # offloaded SecY macsec0 on it, and d0, the DPU end of the host link. This
 # namespace is the host: h0 is the RDMA port. The host link is a veth pair
@@ -428,7 +428,9 @@ bed_require() {
 # with its peer's namespace). `dummy` makes h0 a dummy device with no link
 # to the DPU: the module owns its bit, and it is ops-locked (its features
 # are written under its instance lock), as a host function such as mlx5e
-# is.
+# is. `vlan` makes h0 VLAN 100 over a netdevsim port of the host's: it has
+# macsec_ops (every VLAN does, forwarding to its real device), so its bit is
+# its driver's.
 dpu_bed() {
 	local hp dp
 	bed_require
@@ -448,6 +450,9 @@ dpu_bed() {
 			ip -n "$DPU" link set d0 up ;;
 	dummy)
 		ip link add h0 type dummy ;;
+	vlan)
+		nsim_new 1 && hp=$(nsim_port "$NSIM_ID" 0) && ip link set "$hp" name h0r &&
+			ip link set h0r up && ip link add link h0r name h0 type vlan id 100 ;;
 	esac &&
 		ip link set h0 up &&
 		ip -n "$DPU" link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac &&
