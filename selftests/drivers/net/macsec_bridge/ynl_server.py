@@ -113,5 +113,14 @@ while owner_alive():
         line, buf = buf.split(b'\n', 1)
         if line.strip() == b'quit':
             sys.exit(0)
-        if line.strip():
-            run(json.loads(line))
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        try:
+            run(req)
+        except Exception:  # the request's, not the server's: answer it
+            with open(f"{req['out']}.stderr", 'w') as f:
+                traceback.print_exc(file=f)
+            open(f"{req['out']}.stdout", 'w').close()
+            with open(f"{req['out']}.rc", 'w') as f:
+                f.write('1\n')
