@@ -3,9 +3,12 @@
 """Run the kernel's YNL CLI many times in one Python process.
 
 Under TCG, starting the CLI costs about ten seconds, most of it Python
-importing the CLI's library. This imports it once, then runs cli.py itself
-(the same code, as `python3 cli.py ARGS` would) for each request read from
-a FIFO, with its stdout, stderr and exit status written to files.
+importing the CLI's library. This imports it once, then, for each request
+read from a FIFO, forks and runs cli.py itself in the child (the same
+code, as `python3 cli.py ARGS` would, with nothing left over from earlier
+requests: no cached family ids, no sockets a garbage collection might
+close under a forwarded fd), with its stdout, stderr and exit status
+written to files.
 
 A request is one JSON line: {"out": PATH, "argv": [ARGS...], "fds":
 {"9": "/proc/PID/fd/9", ...}}. Each fd named is opened from its path for
@@ -34,66 +37,63 @@ import lib  # noqa: E402,F401  (the CLI's own library: imported once, here)
 
 code = compile(open(cli).read(), cli, 'exec')
 # Out of the way of the fds requests name.
-requests = os.dup2(os.open(fifo, os.O_RDWR), 250)
-
-
-def forget_families():
-    """The library caches family ids for the process; a module reloaded
-    between two requests registers its family anew, maybe with another id.
-    A new process would look them up again: so does each request here."""
-    ynl = sys.modules.get('lib.ynl')
-    if hasattr(ynl, 'GenlProtocol'):  # 7.x
-        ynl.GenlProtocol.genl_family_name_to_id = {}
-    if hasattr(ynl, 'genl_family_name_to_id'):  # 6.12
-        ynl.genl_family_name_to_id = None
+_fd = os.open(fifo, os.O_RDWR)
+requests = os.dup2(_fd, 250)
+os.close(_fd)
 
 
 def run(req):
-    forget_families()
-    saved = {}
-    # Only fds a process can have: a larger number names nothing, there as
-    # here.
-    fds = {int(n): p for n, p in req.get('fds', {}).items() if 2 < int(n) < 1024}
-    for n, path in fds.items():
-        with contextlib.suppress(OSError):
-            saved[n] = os.dup(n)
+    """In the child: the request's fds, then the CLI."""
+    for n, path in req.get('fds', {}).items():
+        n = int(n)
+        # Only fds a process can have: a larger number names nothing,
+        # there as here.
+        if not 2 < n < 1024 or n == requests:
+            continue
         if path is None:
             with contextlib.suppress(OSError):
                 os.close(n)
         else:
             fd = os.open(path, os.O_RDONLY)
-            os.dup2(fd, n)
-            os.close(fd)
+            if fd != n:
+                os.dup2(fd, n)
+                os.close(fd)
     out, err = io.StringIO(), io.StringIO()
     rc = 0
     sys.argv = [cli] + req['argv']
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                exec(code, {'__name__': '__main__', '__file__': cli})
-            except SystemExit as e:
-                rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-                if isinstance(e.code, str):
-                    print(e.code, file=sys.stderr)
-            except Exception:  # as python3 would: a traceback, status 1
-                traceback.print_exc()
-                rc = 1
-    finally:
-        for n in fds:
-            if n in saved:
-                os.dup2(saved.pop(n), n)
-            else:
-                with contextlib.suppress(OSError):
-                    os.close(n)
-        for fd in saved.values():
-            os.close(fd)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            exec(code, {'__name__': '__main__', '__file__': cli})
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if isinstance(e.code, str):
+                print(e.code, file=sys.stderr)
+        except Exception:  # as python3 would: a traceback, status 1
+            traceback.print_exc()
+            rc = 1
+    return out.getvalue(), err.getvalue(), rc
+
+
+def answer(req, stdout, stderr, rc):
     path = req['out']
-    for name, text in (('stdout', out.getvalue()), ('stderr', err.getvalue())):
+    for name, text in (('stdout', stdout), ('stderr', stderr)):
         with open(f'{path}.{name}', 'w') as f:
             f.write(text)
     with open(f'{path}.rc.tmp', 'w') as f:
         f.write(f'{rc}\n')
     os.rename(f'{path}.rc.tmp', f'{path}.rc')
+
+
+def serve(req):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            answer(req, *run(req))
+        except Exception:  # the request's, not the server's: answer it
+            answer(req, '', traceback.format_exc(), 1)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
 
 
 def owner_alive():
@@ -115,12 +115,4 @@ while owner_alive():
             sys.exit(0)
         if not line.strip():
             continue
-        req = json.loads(line)
-        try:
-            run(req)
-        except Exception:  # the request's, not the server's: answer it
-            with open(f"{req['out']}.stderr", 'w') as f:
-                traceback.print_exc(file=f)
-            open(f"{req['out']}.stdout", 'w').close()
-            with open(f"{req['out']}.rc", 'w') as f:
-                f.write('1\n')
+        serve(json.loads(line))
