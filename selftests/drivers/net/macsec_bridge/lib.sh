@@ -216,12 +216,12 @@ require_ynl() {
 # ynl_server.py (in the test's own shell), through it: the same code with
 # the same output and status, without Python's start-up each time (seconds
 # under TCG). `secy-netns-fd` values in ARGS name fds of the caller, which
-# the server opens through /proc. In a shell that did not start the server
-# (bash -c, another namespace), the CLI runs as a process of its own.
+# the server opens through /proc. A shell that does not know the server
+# (bash -c: YNL_FIFO is not exported) runs the CLI as a process of its own.
 YNL_FIFO=
 YNL_REQ=0
 ynl() {
-	if [ -z "$YNL_FIFO" ] || [ "${YNL_SERVER_SHELL:-}" != "$$" ]; then
+	if [ -z "$YNL_FIFO" ]; then
 		ynl_cli "" "$@"
 		return
 	fi
@@ -254,15 +254,15 @@ ynl() {
 }
 
 ynl_server_start() {
-	# YNL_SERVER=0: every call runs the CLI as a process of its own.
-	[ "${YNL_SERVER:-1}" = 1 ] || return 0
+	# YNL_SERVER=0: every call runs the CLI as a process of its own. One
+	# server a test, however many beds it sets up.
+	[ "${YNL_SERVER:-1}" = 1 ] && [ -z "$YNL_FIFO" ] || return 0
 	YNL_FIFO=$ROW_DIR/ynl.fifo
 	mkfifo "$YNL_FIFO" || { YNL_FIFO=; return 1; }
 	# Not a job of this shell (a test's bare `wait` must not wait for it):
 	# it ends when this shell does.
 	(/usr/bin/python3 "$lib_dir/ynl_server.py" "$YNL_CLI" "$YNL_FIFO" $$ \
 		</dev/null >/dev/null 2>"$ROW_DIR/ynl_server.err" &)
-	YNL_SERVER_SHELL=$$
 }
 
 # ynl_in NS ARGS...: the CLI in namespace NS (empty: this one, as ynl).
