@@ -349,8 +349,9 @@ fn bind(info: &Info<'_>) -> Result {
         })?,
         (None, None) => info.net().into(),
     };
-    // The genl core checked the caller's namespace (GENL_UNS_ADMIN_PERM).
-    if !net.net_admin_capable() {
+    // The genl core checked the caller's namespace (GENL_UNS_ADMIN_PERM);
+    // the SecY's is checked here, of the sender and the socket's opener.
+    if !info.net_admin_capable(&net) {
         info.set_err_msg(
             Some(A_DEV_SECY_IFINDEX),
             c"CAP_NET_ADMIN over the SecY's network namespace is needed",
@@ -382,7 +383,7 @@ fn unbind(info: &Info<'_>) -> Result {
     let dev = device(info, info.net(), A_DEV_IFINDEX, c"no such port")?;
     bridge::with(|b| {
         if let Some(Some(secy)) = b.bound_secy(&rtnl, &dev) {
-            if !secy.net().net_admin_capable() {
+            if !info.net_admin_capable(secy.net()) {
                 info.set_err_msg(
                     Some(A_DEV_IFINDEX),
                     c"CAP_NET_ADMIN over the SecY's network namespace is needed",

@@ -12,10 +12,20 @@ datagram at a time with a change made between two of them.
         command CMD, reads the rest; prints one JSON object: "parts" (the
         datagrams), "intr" (whether a message carried NLM_F_DUMP_INTR) and
         "ifnames" (every port, in order).
+    mb_genl.py opener NETNS SECY_IFINDEX PORT
+        a socket opened by a pod's root, handed to this (privileged)
+        process: a child unshares a user and a network namespace of its
+        own, opens a socket there and passes it over; PORT moves into the
+        child's namespace. Through the pod's socket, then one of this
+        process' own in the same namespace, binds PORT to SECY_IFINDEX (in
+        the namespace file NETNS), unbinds it, and after each step dumps.
+        Prints a line per step: its name, the errno (0 on success) and
+        the extack message, or the port's relation after a dump.
 
 Attribute and command numbers are the YNL spec's.
 """
 
+import ctypes
 import json
 import os
 import socket
@@ -31,9 +41,21 @@ CTRL_ATTR_FAMILY_NAME = 2
 NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK, NLM_F_DUMP_INTR = 0x1, 0x2, 0x4, 0x10
 NLM_F_DUMP = 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
+SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 10, 11
+NLM_F_ACK_TLVS, NLMSGERR_ATTR_MSG = 0x200, 1
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 
-CMD_DEV_GET, CMD_BIND = 1, 3
-A_IFINDEX, A_IFNAME, A_SECY_IFINDEX = 1, 2, 7
+CMD_DEV_GET, CMD_BIND, CMD_UNBIND = 1, 3, 4
+A_IFINDEX, A_IFNAME, A_RELATION, A_SECY_IFINDEX, A_SECY_NETNS_FD = 1, 2, 6, 7, 15
+RELATIONS = {0: 'self', 1: 'upper', 2: 'bound'}
+
+
+class NlError(OSError):
+    """A request's error, with its extack message ('' without one)."""
+
+    def __init__(self, err, msg):
+        super().__init__(err, os.strerror(err))
+        self.extack = msg
 
 
 def attr(kind, payload):
@@ -53,9 +75,12 @@ def attrs(buf):
 
 
 class Genl:
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
+    def __init__(self, sock=None):
+        self.sock = sock or socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
         self.sock.bind((0, 0))
+        # Errors carry the extack message, and not the request back.
+        self.sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+        self.sock.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)
         self.seq = 0
         reply = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0,
                              attr(CTRL_ATTR_FAMILY_NAME, b'macsec_bridge\0'))
@@ -83,20 +108,111 @@ class Genl:
         return out
 
     def request(self, kind, cmd, flags, payload):
-        """A do request: its replies' payloads; raises OSError on an error."""
+        """A do request: its replies' payloads; raises NlError on an error."""
         self.send(kind, cmd, flags | NLM_F_ACK, payload)
         replies = []
         while True:
-            for mkind, _flags, body in self.messages():
+            for mkind, mflags, body in self.messages():
                 if mkind == NLMSG_ERROR:
                     err = struct.unpack_from('i', body)[0]
                     if err:
-                        raise OSError(-err, os.strerror(-err))
+                        # The error, the request's header (NETLINK_CAP_ACK),
+                        # then the extack's attributes.
+                        tlvs = attrs(body[20:]) if mflags & NLM_F_ACK_TLVS else {}
+                        msg = tlvs.get(NLMSGERR_ATTR_MSG, b'').rstrip(b'\0').decode()
+                        raise NlError(-err, msg)
                     return replies
                 replies.append(body)
 
+    def ports(self):
+        """A dev-get dump: each port's attributes, by ifname."""
+        self.send(self.family, CMD_DEV_GET, NLM_F_DUMP, b'')
+        out = {}
+        while True:
+            for kind, _flags, body in self.messages(65536):
+                if kind == NLMSG_DONE:
+                    return out
+                if kind == NLMSG_ERROR:
+                    raise NlError(-struct.unpack_from('i', body)[0], '')
+                a = attrs(body[4:])
+                out[a[A_IFNAME].rstrip(b'\0').decode()] = a
+
+
+def u32(kind, value):
+    return attr(kind, struct.pack('I', value))
+
+
+def nscall(func, *args):
+    """Calls a libc function that returns -1 and sets errno on failure."""
+    if func(*args) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def opener(netns, secy, port):
+    """See the module's doc string."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent, child = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        parent.close()
+        try:
+            nscall(libc.unshare, CLONE_NEWUSER | CLONE_NEWNET)
+            pod = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
+            socket.send_fds(child, [b'fd'], [pod.fileno()])
+            child.recv(1)  # until the parent is done with the namespace
+        finally:
+            os._exit(0)
+    child.close()
+    _, fds, _, _ = socket.recv_fds(parent, 2, 1)
+    pod = Genl(socket.socket(fileno=fds[0]))
+    subprocess.run(['ip', 'link', 'set', port, 'netns', str(pid)], check=True)
+    # This process' own socket in the pod's namespace, and the port's
+    # ifindex there (sysfs would show this process' namespace).
+    home = os.open('/proc/self/ns/net', os.O_RDONLY)
+    nscall(libc.setns, os.open(f'/proc/{pid}/ns/net', os.O_RDONLY), CLONE_NEWNET)
+    own = Genl()
+    ifindex = socket.if_nametoindex(port)
+    nscall(libc.setns, home, CLONE_NEWNET)
+
+    secy_ns = os.open(netns, os.O_RDONLY)
+    bind = u32(A_IFINDEX, ifindex) + u32(A_SECY_IFINDEX, secy) + u32(A_SECY_NETNS_FD, secy_ns)
+    unbind = u32(A_IFINDEX, ifindex)
+
+    def step(name, g, cmd, payload):
+        try:
+            g.request(g.family, cmd, 0, payload)
+            print(f'{name} 0')
+        except NlError as e:
+            print(f'{name} {e.errno} {e.extack}')
+
+    def relation(name):
+        a = own.ports().get(port)
+        if a is None:
+            rel = 'untracked'
+        elif A_RELATION not in a:
+            rel = 'none'
+        else:
+            rel = RELATIONS.get(struct.unpack('I', a[A_RELATION])[0], 'unknown')
+        print(f'{name} {rel}')
+
+    step('bind-pod-socket', pod, CMD_BIND, bind)
+    relation('after-pod-bind')
+    step('bind-own-socket', own, CMD_BIND, bind)
+    relation('after-own-bind')
+    step('unbind-pod-socket', pod, CMD_UNBIND, unbind)
+    relation('after-pod-unbind')
+    step('unbind-own-socket', own, CMD_UNBIND, unbind)
+    relation('after-own-unbind')
+    sys.stdout.flush()
+    parent.close()
+    os.waitpid(pid, 0)
+    return 0
+
 
 def main():
+    if sys.argv[1] == 'opener':
+        return opener(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     g = Genl()
     if sys.argv[1] == 'bind':
         secy = int(sys.argv[2])
