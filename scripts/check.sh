@@ -115,7 +115,7 @@ test_kernel() {
 	export KERNEL_SERIES=$1
 	local log=$log/$1
 	local prefix="$1: "
-	local MODULE_KO= DKMS_KO= INTERPOSER_TEST_KO= DRANET_SEC=
+	local MODULE_KO= DKMS_KO= INTERPOSER_TEST_KO= TEST_NIC_KO= DRANET_SEC=
 	mkdir -p "$log"
 	echo "== $KERNEL_SERIES: build"
 	kout=$log/kernel.log
@@ -168,6 +168,7 @@ test_kernel() {
 	}
 	run "selftest modules build (clippy, W=1)" build_test_modules
 	INTERPOSER_TEST_KO=$log/test_modules/macsec_interposer_test.ko
+	TEST_NIC_KO=$log/test_modules/macsec_test_nic.ko
 
 	# The module and DKMS are written against the kernel crate of one
 	# series, $MODULE_SERIES. On the others only the kernel's own features
@@ -264,7 +265,8 @@ test_kernel() {
 	"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout "$vm_timeout" \
 		--rwdir "$log" \
 		env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
-		MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" DRANET_SEC="$DRANET_SEC" \
+		MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" MACSEC_TEST_NIC_KO="$TEST_NIC_KO" \
+		DRANET_SEC="$DRANET_SEC" \
 		KSFT_RESULTS="$log/ksft-results" kselftest_override_timeout="$ksft_override" \
 		"$top/scripts/vm-selftests.sh" "$kdir" "${vm_tests[@]}" >"$out" 2>&1
 	vmrc=$?

@@ -333,17 +333,20 @@ table_dump() {
 	wait_for 600 test -e "$1"
 }
 
-# row DESC PORT BIT PROTECTION REASON [relation=R] [owner=O] -- ACTION...
+# row DESC PORT BIT PROTECTION REASON [relation=R] [owner=O] [seq=S] -- ACTION...
 #   BIT: expected macsec-hw-offload (on/off, - when the netdev is gone);
 #   PROTECTION: expected protection, or `absent`; REASON: expected reason
-#   (empty for none); ACTION: run with eval, must succeed.
+#   (empty for none); S: the port's notifications during the row, in
+#   order, as PROTECTION/REASON separated by commas (`seq=`: none at all);
+#   ACTION: run with eval, must succeed.
 row() {
-	local desc=$1 port=$2 bit=$3 prot=$4 reason=$5 relation=- owner=- rc
+	local desc=$1 port=$2 bit=$3 prot=$4 reason=$5 relation=- owner=- seq=- rc
 	shift 5
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		case $1 in
 		relation=*) relation=${1#relation=} ;;
 		owner=*) owner=${1#owner=} ;;
+		seq=*) seq==${1#seq=} ;;
 		esac
 		shift
 	done
@@ -353,7 +356,7 @@ row() {
 	rc=$?
 	table_dump "$ROW_DIR/dump.$ROW_N"
 	printf '%s\t' "$ROW_N" "$desc" "$port" "$bit" "$(hw_macsec "$port")" \
-		"$prot" "${reason:--}" "$relation" "$owner" "$rc" >>"$ROW_DIR/rows"
+		"$prot" "${reason:--}" "$relation" "$owner" "$rc" "$seq" >>"$ROW_DIR/rows"
 	echo >>"$ROW_DIR/rows"
 }
 
@@ -532,6 +535,28 @@ lockstep_cleanup() {
 	ip link del macsec0 2>/dev/null
 	nsim_del_all
 	rmmod macsec_bridge 2>/dev/null
+	rm -rf "$ROW_DIR"
+}
+
+# The model NIC, mtn0 (test_modules/7.3/macsec_test_nic.rs): its MACsec
+# operations succeed unless its alias names one (`fail:mdo_dev_stop`).
+NIC_KO=${MACSEC_TEST_NIC_KO:-}
+
+# nic_bed: what every bed needs, and the model NIC loaded and up; all
+# cleaned up on exit. The module is built with the tests: failing to load
+# it fails the test.
+nic_bed() {
+	bed_require
+	require_ko "$NIC_KO" "model NIC test module (MACSEC_TEST_NIC_KO)"
+	on_exit nic_cleanup
+	insmod "$NIC_KO" && ip link set mtn0 up || ktap_exit_fail_msg "cannot load the model NIC"
+}
+
+nic_cleanup() {
+	rdma link del mb_rxe0 2>/dev/null
+	ip link del macsec0 2>/dev/null
+	rmmod macsec_bridge 2>/dev/null
+	rmmod macsec_test_nic 2>/dev/null
 	rm -rf "$ROW_DIR"
 }
 

@@ -8,7 +8,7 @@ ROW_DIR holds `dump.0` (the ports when the table began), `rows` (one
 tab-separated line per row: number, description,
 port, expected bit, ethtool's bit, expected protection, expected reason,
 expected relation (`none`: no relation), expected owner, action
-status), `dump.N` (the
+status, and `-` or `=` followed by the expected notifications), `dump.N` (the
 `cli.py --dump dev-get` after row N), `action.N` (its output) and `ntf`
 (everything `cli.py --subscribe monitor` received during the table).
 
@@ -20,7 +20,10 @@ A row passes when all three views agree with the expectation:
   port's notifications in between are strictly increasing, the last equal to
   the dump; if nothing changed, the generation is the same and no
   notification came; a port that went away got a last notification
-  retracting its protection (`reason unknown`: no longer tracked).
+  retracting its protection (`reason unknown`: no longer tracked);
+- where the row states them, the port's notifications during the row are
+  exactly the expected ones, in order (protection/reason each): a row
+  that retracts and restores, or flaps, shows it here.
 
 Generations are one clock shared by all ports, so finally: every
 generation handed out while the monitor listened was notified exactly once
@@ -66,6 +69,7 @@ def main():
         rows = [line.rstrip('\n').split('\t') for line in f if line.strip()]
     for r in rows:
         n, desc, port, bit, ethtool, prot, reason, relation, owner, rc = r[:10]
+        seq = r[10] if len(r) > 10 else '-'
         errors = []
         if rc != '0':
             with open(os.path.join(d, f'action.{n}')) as f:
@@ -127,6 +131,12 @@ def main():
         elif before:
             if not mine or mine[-1].get('protection') != 'none':
                 errors.append(f'{port} went away without a retracting notification')
+
+        if seq.startswith('='):
+            want = [s for s in seq[1:].split(',') if s]
+            got = [f"{m.get('protection')}/{m.get('reason')}" for m in mine]
+            if got != want:
+                errors.append(f'notifications {got}, want {want}')
 
         if obj:
             prev[port] = {'ifindex': obj['ifindex'], 'generation': obj['generation']}

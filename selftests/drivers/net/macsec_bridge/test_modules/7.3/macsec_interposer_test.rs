@@ -9,8 +9,8 @@
 //! `NETIF_F_HW_MACSEC` out of its `vlan_features`. mlx5 reads its private
 //! data through `macsec_netdev_priv()` and offloads SecYs on VLANs. To reach
 //! that path (`vlan_dev.c` forwarding to the real device's `macsec_ops`), the
-//! module registers `mit_nic0`, a NIC model whose operations only log, with
-//! the bit in `features` and `vlan_features`. It is never brought up.
+//! module registers `mit_nic0`, a model NIC (`nic_model.rs`) whose
+//! operations only log. It is never brought up.
 //!
 //! Driven by `macsec_interposer.sh` and `macsec_interposer_vlan.sh`, which
 //! read the log.
@@ -22,6 +22,9 @@ use kernel::net::{
     rtnl::Rtnl,
 };
 use kernel::{bindings, new_mutex, prelude::*, sync::Arc, sync::Mutex};
+
+#[path = "nic_model.rs"]
+mod nic_model;
 
 module! {
     type: InterposerTest,
@@ -137,117 +140,36 @@ unsafe fn fake_mdo(name: &str, ctx: *mut bindings::macsec_context) -> c_int {
     0
 }
 
-macro_rules! fake_macsec_ops {
-    ($($slot:ident),* $(,)?) => {
-        $(
-            /// # Safety
-            ///
-            /// Called by the MACsec core with a valid MAC-offload context.
-            unsafe extern "C" fn $slot(ctx: *mut bindings::macsec_context) -> c_int {
-                // SAFETY: as documented above.
-                unsafe { fake_mdo(stringify!($slot), ctx) }
-            }
-        )*
-        static FAKE_MACSEC_OPS: Table<bindings::macsec_ops> = Table(bindings::macsec_ops {
-            $($slot: Some($slot),)*
-            // SAFETY: the rest of the table is data, for which zero is valid.
-            ..unsafe { core::mem::zeroed() }
-        });
-    };
-}
-
-fake_macsec_ops!(
-    mdo_dev_open,
-    mdo_dev_stop,
-    mdo_add_secy,
-    mdo_upd_secy,
-    mdo_del_secy,
-    mdo_add_rxsc,
-    mdo_upd_rxsc,
-    mdo_del_rxsc,
-    mdo_add_rxsa,
-    mdo_upd_rxsa,
-    mdo_del_rxsa,
-    mdo_add_txsa,
-    mdo_upd_txsa,
-    mdo_del_txsa,
-    mdo_get_dev_stats,
-    mdo_get_tx_sc_stats,
-    mdo_get_tx_sa_stats,
-    mdo_get_rx_sc_stats,
-    mdo_get_rx_sa_stats,
+nic_model::macsec_ops_table!(
+    FAKE_MACSEC_OPS,
+    fake_mdo,
+    [
+        mdo_dev_open,
+        mdo_dev_stop,
+        mdo_add_secy,
+        mdo_upd_secy,
+        mdo_del_secy,
+        mdo_add_rxsc,
+        mdo_upd_rxsc,
+        mdo_del_rxsc,
+        mdo_add_rxsa,
+        mdo_upd_rxsa,
+        mdo_del_rxsa,
+        mdo_add_txsa,
+        mdo_upd_txsa,
+        mdo_del_txsa,
+        mdo_get_dev_stats,
+        mdo_get_tx_sc_stats,
+        mdo_get_tx_sa_stats,
+        mdo_get_rx_sc_stats,
+        mdo_get_rx_sa_stats,
+    ]
 );
-
-/// A static C table.
-struct Table<T>(T);
-// SAFETY: the tables are never written.
-unsafe impl<T> Sync for Table<T> {}
-
-static FAKE_NETDEV_OPS: Table<bindings::net_device_ops> = Table(
-    // SAFETY: all-zero is a valid, empty `net_device_ops`: the device is
-    // never opened, so nothing is sent through it.
-    unsafe { core::mem::zeroed() },
-);
-
-/// The NIC model `mit_nic0`, registered while the module is loaded.
-///
-/// # Invariants
-///
-/// `raw` is a registered device, owned by this value.
-struct FakeNic {
-    raw: *mut bindings::net_device,
-}
-
-// SAFETY: the device is only registered and unregistered, which the core
-// allows from any thread.
-unsafe impl Send for FakeNic {}
-// SAFETY: `&FakeNic` gives access to nothing.
-unsafe impl Sync for FakeNic {}
-
-impl FakeNic {
-    fn new() -> Result<FakeNic> {
-        let name = c"mit_nic%d".as_char_ptr();
-        // SAFETY: `ether_setup` is a valid setup function; the name is a C
-        // string.
-        let raw =
-            unsafe { bindings::alloc_netdev_mqs(0, name, 0, Some(bindings::ether_setup), 1, 1) };
-        if raw.is_null() {
-            return Err(ENOMEM);
-        }
-        let hw_macsec = bindings::NETIF_F_HW_MACSEC;
-        // SAFETY: `raw` is a fresh, unregistered device.
-        let ret = unsafe {
-            (*raw).netdev_ops = &FAKE_NETDEV_OPS.0;
-            (*raw).macsec_ops = &FAKE_MACSEC_OPS.0;
-            (*raw).features |= hw_macsec;
-            (*raw).vlan_features |= hw_macsec;
-            bindings::register_netdev(raw)
-        };
-        if ret != 0 {
-            // SAFETY: the device was never registered.
-            unsafe { bindings::free_netdev(raw) };
-            return Err(Error::from_errno(ret));
-        }
-        // INVARIANT: registered just now.
-        Ok(FakeNic { raw })
-    }
-}
-
-impl Drop for FakeNic {
-    fn drop(&mut self) {
-        // SAFETY: the device is registered and ours (type invariant); after
-        // unregistering, nothing else uses it.
-        unsafe {
-            bindings::unregister_netdev(self.raw);
-            bindings::free_netdev(self.raw);
-        }
-    }
-}
 
 struct InterposerTest {
     // Dropped first: every interposer is restored before the NIC goes.
     _watch: Pin<KBox<Registration<Watcher>>>,
-    _nic: FakeNic,
+    _nic: nic_model::Nic,
 }
 
 impl kernel::Module for InterposerTest {
@@ -257,7 +179,7 @@ impl kernel::Module for InterposerTest {
             installed: Arc::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?,
         };
         let watch = KBox::pin_init(Registration::new(watcher), GFP_KERNEL)?;
-        let nic = FakeNic::new()?;
+        let nic = nic_model::Nic::new(c"mit_nic%d", 1, &FAKE_MACSEC_OPS)?;
         Ok(InterposerTest {
             _watch: watch,
             _nic: nic,

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A model NIC for the test modules: an Ethernet device that offers MACsec
+//! offload (`NETIF_F_HW_MACSEC` in `features` and `vlan_features`) through
+//! the `macsec_ops` it is given, and drops whatever it is asked to send.
+//! A test module includes it with `#[path = "nic_model.rs"] mod nic_model;`.
+
+use kernel::{bindings, prelude::*};
+
+/// A static C table.
+pub(crate) struct Table<T>(pub(crate) T);
+
+// SAFETY: the tables are never written.
+unsafe impl<T> Sync for Table<T> {}
+
+/// Defines `static $table: Table<macsec_ops>` with one entry per slot
+/// named, each an `unsafe extern "C"` function that returns
+/// `$handler(slot name, ctx)`; `$handler` is an `unsafe fn(&str, *mut
+/// macsec_context) -> c_int` that may assume a valid MAC-offload context.
+macro_rules! macsec_ops_table {
+    ($table:ident, $handler:path, [$($slot:ident),* $(,)?]) => {
+        $(
+            /// # Safety
+            ///
+            /// Called by the MACsec core (or a VLAN forwarding for it) with
+            /// a valid MAC-offload context.
+            unsafe extern "C" fn $slot(ctx: *mut kernel::bindings::macsec_context) -> c_int {
+                // SAFETY: as documented above, which is what the handler
+                // may assume.
+                unsafe { $handler(stringify!($slot), ctx) }
+            }
+        )*
+        static $table: nic_model::Table<kernel::bindings::macsec_ops> =
+            nic_model::Table(kernel::bindings::macsec_ops {
+                $($slot: Some($slot),)*
+                // SAFETY: the rest of the table is data, for which zero is
+                // valid.
+                ..unsafe { core::mem::zeroed() }
+            });
+    };
+}
+pub(crate) use macsec_ops_table;
+
+/// Drops every packet: the model has no wire.
+///
+/// # Safety
+///
+/// Called by the core with a valid `skb` that this function then owns.
+unsafe extern "C" fn drop_xmit(
+    skb: *mut bindings::sk_buff,
+    _dev: *mut bindings::net_device,
+) -> bindings::netdev_tx_t {
+    // SAFETY: the skb is ours to free (see above).
+    unsafe { bindings::dev_kfree_skb_any_reason(skb, bindings::skb_drop_reason_SKB_CONSUMED) };
+    bindings::netdev_tx_NETDEV_TX_OK
+}
+
+static NETDEV_OPS: Table<bindings::net_device_ops> = Table(bindings::net_device_ops {
+    ndo_start_xmit: Some(drop_xmit),
+    // SAFETY: the rest is optional operations and data, for which zero is
+    // valid.
+    ..unsafe { core::mem::zeroed() }
+});
+
+/// A registered model NIC, unregistered when dropped.
+///
+/// # Invariants
+///
+/// `raw` is a registered device, owned by this value.
+pub(crate) struct Nic {
+    raw: *mut bindings::net_device,
+}
+
+// SAFETY: the device is only registered and unregistered, which the core
+// allows from any thread.
+unsafe impl Send for Nic {}
+// SAFETY: `&Nic` gives access to nothing.
+unsafe impl Sync for Nic {}
+
+impl Nic {
+    /// Registers a NIC named from the `name` pattern (`%d` for a number),
+    /// with the locally administered address `02:00:00:00:00:<last>`.
+    pub(crate) fn new(
+        name: &'static CStr,
+        last: u8,
+        macsec_ops: &'static Table<bindings::macsec_ops>,
+    ) -> Result<Nic> {
+        // SAFETY: `ether_setup` is a valid setup function; the name is a C
+        // string.
+        let raw = unsafe {
+            bindings::alloc_netdev_mqs(0, name.as_char_ptr(), 0, Some(bindings::ether_setup), 1, 1)
+        };
+        if raw.is_null() {
+            return Err(ENOMEM);
+        }
+        let hw_macsec = bindings::NETIF_F_HW_MACSEC;
+        let addr = [0x02, 0, 0, 0, 0, last];
+        // SAFETY: `raw` is a fresh, unregistered device; `addr` is as long
+        // as an Ethernet address.
+        let ret = unsafe {
+            (*raw).netdev_ops = &NETDEV_OPS.0;
+            (*raw).macsec_ops = &macsec_ops.0;
+            (*raw).features |= hw_macsec;
+            (*raw).vlan_features |= hw_macsec;
+            bindings::dev_addr_mod(raw, 0, addr.as_ptr().cast(), addr.len());
+            bindings::register_netdev(raw)
+        };
+        if ret != 0 {
+            // SAFETY: the device was never registered.
+            unsafe { bindings::free_netdev(raw) };
+            return Err(Error::from_errno(ret));
+        }
+        // INVARIANT: registered just now.
+        Ok(Nic { raw })
+    }
+}
+
+impl Drop for Nic {
+    fn drop(&mut self) {
+        // SAFETY: the device is registered and ours (type invariant); after
+        // unregistering, nothing else uses it.
+        unsafe {
+            bindings::unregister_netdev(self.raw);
+            bindings::free_netdev(self.raw);
+        }
+    }
+}
