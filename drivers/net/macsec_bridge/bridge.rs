@@ -1019,8 +1019,10 @@ impl Observer for Bridge {
         // Also for statistics requests (`ip macsec show`): every operation
         // shows the whole SecY, which is how a SecY configured before the
         // module loaded gets known. On failure macsec.c puts the SecY back
-        // as it was: nothing learnt.
-        let next = lockstep::predict(snapshot(ctx), op_of(op, ctx));
+        // as it was (nothing learnt), except where it goes on regardless.
+        let lop = op_of(op, ctx);
+        let done = ret.is_ok() || lop.done_even_if_failed();
+        let next = lockstep::predict(snapshot(ctx), lop);
         let secy = ctx.secy();
         let dev = secy.netdev();
         self.update(&mut Locks::Observer(rtnl, op), |st, _| {
@@ -1028,13 +1030,13 @@ impl Observer for Bridge {
             let Some(s) = secys.iter_mut().flatten().find(|s| *s.dev == *dev) else {
                 return;
             };
-            if ret.is_ok() {
+            if done {
                 s.known = Knowledge::Known(next);
                 s.id = Some((secy.sci(), secy.cipher()));
             }
             for e in ports.iter_mut().flatten() {
                 if e.secy.as_deref() == Some(dev) {
-                    e.port.after(s.known, ret.is_ok());
+                    e.port.after(s.known, done);
                 }
             }
             relate(st);

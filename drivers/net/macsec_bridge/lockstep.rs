@@ -226,6 +226,23 @@ pub enum Op {
     Other,
 }
 
+impl Op {
+    /// Whether `macsec.c` completes the change even when the driver fails
+    /// the operation: it stops a SecY whatever `mdo_dev_stop` returns, and
+    /// deletes one whatever `mdo_del_secy` returns. What the driver then
+    /// holds is unknown, so the port must not return to what it advertised
+    /// before the call.
+    ///
+    /// `mdo_del_secy` also turns offload off, and there a failure keeps the
+    /// SecY offloaded; the operation cannot tell the two apart. The port
+    /// then shows the SecY as not offloaded until an operation on it
+    /// succeeds (every one, statistics too, shows the whole SecY) or an
+    /// event shows it: it claims less than is true, never more.
+    pub fn done_even_if_failed(self) -> bool {
+        matches!(self, Op::DevStop | Op::DelSecy)
+    }
+}
+
 /// The state an operation leads to if it succeeds, from the SecY as the
 /// operation sees it at call time (`ctx->secy`).
 ///
@@ -309,7 +326,9 @@ impl Port {
     }
 
     /// After the operation: on success the SecY is `next`, on failure
-    /// `macsec.c` restored it. Converges on what is known.
+    /// `macsec.c` restored it (for an operation it completes regardless,
+    /// the caller passes success: see [`Op::done_even_if_failed`]).
+    /// Converges on what is known.
     pub fn after(&mut self, next: Knowledge, ok: bool) -> bool {
         self.pending = None;
         if ok {
