@@ -7,8 +7,15 @@
 //! `macsec_ops` of every device that has them (the only synchronous view of
 //! an offloaded SecY), the netdevice notifier (devices appearing, going
 //! away, up and down, feature changes), and the RDMA client (which takes
-//! RTNL itself). RTNL serialises every writer; the state's mutex, taken
-//! inside RTNL, lets netlink readers in without it.
+//! RTNL itself). RTNL serialises every writer, and readers take it too:
+//! they read netdev names, ifindexes and namespaces, which only RTNL keeps
+//! still, and first read the observed SecYs again. The state's mutex is
+//! taken inside RTNL.
+//!
+//! One change reaches no source: PN exhaustion, which clears a TX SA's
+//! `active` flag from the datapath (`macsec_pn_wrapped()`). Every SecY an
+//! operation showed is read again before each netlink answer, and every
+//! [`REVALIDATE_MS`] while a port advertises offload ([`Revalidate`]).
 //!
 //! A feature change re-enters the notifier (`NETDEV_FEAT_CHANGE`), so no
 //! writer touches a device with the mutex held: it updates the state,
@@ -28,13 +35,22 @@ use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NU
 use crate::{netlink, rdma};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::net::device::{Features, NetDevice};
-use kernel::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer};
+use kernel::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, SecY, SecYRef};
 use kernel::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
 use kernel::net::notifier::{NetdevEvent, NetdevNotifier};
 use kernel::net::rtnl::{Rtnl, RtnlGuard};
 use kernel::sync::{aref::ARef, Arc, Mutex};
-use kernel::workqueue::{self, Work, WorkItem};
-use kernel::{bindings, impl_has_work, new_mutex, new_work, prelude::*};
+use kernel::time::msecs_to_jiffies;
+use kernel::workqueue::{self, DelayedWork, Work, WorkItem};
+use kernel::{
+    bindings, impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work,
+    prelude::*,
+};
+
+/// How often, at most, a TX SA deactivated by PN exhaustion goes unseen
+/// while no one asks: the interval at which observed SecYs are read again
+/// while a port advertises offload.
+pub(crate) const REVALIDATE_MS: u32 = 1000;
 
 /// Where a port's SecY comes from.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -114,6 +130,9 @@ pub(crate) struct Secy {
     /// SCI (as on the wire) and cipher, once an offload operation showed
     /// them.
     pub(crate) id: Option<(u64, macsec::Cipher)>,
+    /// The SecY itself, once an offload operation showed it: read again
+    /// for what changes unseen.
+    view: Option<SecYRef>,
 }
 
 /// A port: a netdev that backs an RDMA device.
@@ -269,6 +288,9 @@ struct Effects {
     notes: KVec<(ARef<NetDevice>, GenlMsg)>,
     /// Interposers to take off.
     restore: KVec<Installed<Bridge>>,
+    /// Whether a port advertises offload: the SecYs are to be read again
+    /// in [`REVALIDATE_MS`].
+    revalidate: bool,
 }
 
 impl Effects {
@@ -277,6 +299,7 @@ impl Effects {
             features: KVec::new(),
             notes: KVec::new(),
             restore: KVec::new(),
+            revalidate: false,
         }
     }
 
@@ -374,6 +397,28 @@ impl WorkItem for Deferred {
     }
 }
 
+/// Reads the observed SecYs again every [`REVALIDATE_MS`] while a port
+/// advertises offload: a work item that takes RTNL.
+#[pin_data]
+pub(crate) struct Revalidate {
+    #[pin]
+    work: DelayedWork<Revalidate>,
+}
+
+impl_has_delayed_work! {
+    impl HasDelayedWork<Self> for Revalidate { self.work }
+}
+
+impl WorkItem for Revalidate {
+    type Pointer = Arc<Revalidate>;
+
+    fn run(_this: Arc<Revalidate>) {
+        let mut rtnl = Rtnl::lock();
+        // Queues itself again while a port advertises offload.
+        with(|b| b.revalidate(&mut rtnl));
+    }
+}
+
 /// The real device of MACsec netdev `dev`.
 fn real_dev(dev: &NetDevice) -> Option<ARef<NetDevice>> {
     if !dev.is_macsec() {
@@ -420,6 +465,25 @@ fn lower_up(dev: &NetDevice) -> bool {
 /// The SecY as an offload operation sees it at this instant.
 fn snapshot(ctx: &Context<'_>) -> SecyState {
     let secy = ctx.secy();
+    let links = SecyState {
+        offload: match ctx.offload() {
+            macsec::Offload::Off => Offload::Off,
+            macsec::Offload::Phy => Offload::Phy,
+            macsec::Offload::Mac => Offload::Mac,
+        },
+        secy_up: secy.netdev().is_up(),
+        lower_up: lower_up(ctx.lower()),
+        protect: false,
+        encrypt: false,
+        encoding_sa: 0,
+        tx_sa: [None; NUM_AN],
+    };
+    with_flags(links, secy)
+}
+
+/// `s` with the flags and TX SAs `secy` has now; its offload mode and
+/// links are not the SecY's to say.
+fn with_flags(s: SecyState, secy: &SecY) -> SecyState {
     let mut tx_sa = [None; NUM_AN];
     for (an, sa) in tx_sa.iter_mut().enumerate() {
         // An inactive SA counts as absent: only the encoding SA being
@@ -429,17 +493,35 @@ fn snapshot(ctx: &Context<'_>) -> SecyState {
         }
     }
     SecyState {
-        offload: match ctx.offload() {
-            macsec::Offload::Off => Offload::Off,
-            macsec::Offload::Phy => Offload::Phy,
-            macsec::Offload::Mac => Offload::Mac,
-        },
-        secy_up: secy.netdev().is_up(),
-        lower_up: lower_up(ctx.lower()),
         protect: secy.protect_frames(),
         encrypt: secy.encrypt(),
         encoding_sa: secy.encoding_sa(),
         tx_sa,
+        ..s
+    }
+}
+
+/// Reads every observed, offloaded SecY again and lets its ports converge
+/// on what changed unseen (a TX SA deactivated by PN exhaustion).
+fn reread(rtnl: &Rtnl, st: &mut State) {
+    let State { ports, secys, .. } = st;
+    for s in secys.iter_mut().flatten() {
+        let (Some(view), Knowledge::Known(k)) = (&s.view, s.known) else {
+            continue;
+        };
+        if k.offload == Offload::Off {
+            continue;
+        }
+        let now = with_flags(k, view.get(rtnl));
+        if now == k {
+            continue;
+        }
+        s.known = Knowledge::Known(now);
+        for e in ports.iter_mut().flatten() {
+            if e.secy.as_deref() == Some(&*s.dev) {
+                e.port.observe(s.known);
+            }
+        }
     }
 }
 
@@ -511,6 +593,8 @@ pub(crate) struct Bridge {
     pub(crate) state: Mutex<State>,
     /// The writer of the feature bits no update could write itself.
     deferred: Arc<Deferred>,
+    /// The periodic re-read of the SecYs.
+    revalidate: Arc<Revalidate>,
 }
 
 /// The bridge, published for the RDMA client and the family, whose
@@ -525,8 +609,10 @@ pub(crate) fn with<R>(f: impl FnOnce(&Bridge) -> R) -> Option<R> {
     }
     // SAFETY: a non-null `BRIDGE` holds a reference from `Arc::into_raw`
     // (`publish`). `unpublish` releases it only after the RDMA client is
-    // unregistered, and the module's own reference outlives every family
-    // request (the family is unregistered before `state` is dropped).
+    // unregistered and the deferred writer and periodic re-read are
+    // flushed (no port is left to queue them again), and the module's own
+    // reference outlives every family request (the family is unregistered
+    // before `state` is dropped).
     Some(f(unsafe { &*ptr }))
 }
 
@@ -536,6 +622,12 @@ impl Bridge {
         let deferred = Arc::pin_init(
             pin_init!(Deferred {
                 work <- new_work!("macsec_bridge:deferred"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let revalidate = Arc::pin_init(
+            pin_init!(Revalidate {
+                work <- new_delayed_work!("macsec_bridge:revalidate"),
             }),
             GFP_KERNEL,
         )?;
@@ -555,6 +647,7 @@ impl Bridge {
                     "macsec_bridge:state"
                 ),
                 deferred,
+                revalidate,
             }),
             GFP_KERNEL,
         )
@@ -584,6 +677,38 @@ impl Bridge {
         unsafe { bindings::flush_work(Work::raw_get(&self.deferred.work)) };
     }
 
+    /// Runs a queued periodic re-read now and waits for it, or for one
+    /// that is running. Called without RTNL, which the re-read takes, once
+    /// the bridge is closed: the run finds no port and queues itself no
+    /// more. (Flushed, not cancelled: a queued item holds a reference to
+    /// its `Arc` that only its run gives back.)
+    pub(crate) fn flush_revalidate(&self) {
+        let dwork: *const DelayedWork<Revalidate> = &self.revalidate.work;
+        // SAFETY: `dwork` is a valid, initialised delayed work item (it
+        // lives in an `Arc` that `self` holds), so its `work_struct` is the
+        // `work` of a `delayed_work`; the caller is in process context
+        // without RTNL, as the wait for a running re-read needs.
+        unsafe {
+            let work = Work::raw_get(DelayedWork::raw_as_work(dwork));
+            bindings::flush_delayed_work(kernel::container_of!(work, bindings::delayed_work, work));
+        }
+    }
+
+    /// Reads the observed SecYs again (see [`reread`]), then announces and
+    /// applies what changed. Every netlink answer, and the periodic
+    /// re-read, start with it.
+    pub(crate) fn revalidate(&self, rtnl: &mut RtnlGuard) {
+        let mut fx = Effects::new();
+        {
+            let mut st = self.state.lock();
+            if !st.closing {
+                reread(rtnl, &mut st);
+            }
+            self.finish(&mut st, &mut fx);
+        }
+        self.apply(&mut Locks::Own(rtnl), fx);
+    }
+
     /// Runs `f` on the state, then announces and applies what changed.
     fn update(&self, locks: &mut Locks<'_, '_>, f: impl FnOnce(&mut State, &mut Effects)) {
         let mut fx = Effects::new();
@@ -608,6 +733,7 @@ impl Bridge {
         } = st;
         for slot in ports.iter_mut() {
             let Some(e) = slot else { continue };
+            fx.revalidate |= !e.gone && e.port.advertised().protection.is_offload();
             e.owner = Owner::of(&e.dev);
             if e.owner == Owner::Bridge && e.dev.is_registered() {
                 let want = !e.gone && e.port.advertised().protection.is_offload();
@@ -670,6 +796,11 @@ impl Bridge {
             // Already queued: that run writes this bit too.
             let _ = workqueue::system().enqueue(self.deferred.clone());
         }
+        if fx.revalidate {
+            // Already queued: that run comes soon enough.
+            let _ = workqueue::system()
+                .enqueue_delayed(self.revalidate.clone(), msecs_to_jiffies(REVALIDATE_MS));
+        }
         for installed in fx.restore.into_iter() {
             match locks {
                 Locks::Own(rtnl) => installed.restore(rtnl),
@@ -717,6 +848,7 @@ impl Bridge {
                     lower,
                     known,
                     id: None,
+                    view: None,
                 };
                 if put(&mut st.secys, secy).is_err() {
                     pr_warn!("{}: out of memory, SecY not tracked\n", dev.name());
@@ -1033,6 +1165,9 @@ impl Observer for Bridge {
             if done {
                 s.known = Knowledge::Known(next);
                 s.id = Some((secy.sci(), secy.cipher()));
+                if s.view.is_none() {
+                    s.view = Some(secy.to_ref());
+                }
             }
             for e in ports.iter_mut().flatten() {
                 if e.secy.as_deref() == Some(dev) {

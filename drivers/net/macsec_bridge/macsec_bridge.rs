@@ -69,8 +69,10 @@ impl Drop for MacsecBridge {
         // Unregistering replays DOWN and UNREGISTER; the bridge is closed and
         // ignores them.
         drop(self.notifier.take());
-        // A feature write deferred before the shutdown finds nothing to do;
-        // it takes RTNL, so it is waited for without it.
+        // The periodic re-read no longer queues itself (no port is left);
+        // a feature write deferred before the shutdown finds nothing to do.
+        // Both take RTNL, so they are waited for without it.
+        self.bridge.flush_revalidate();
         self.bridge.flush_deferred();
         bridge::Bridge::unpublish();
         // Unregistering the family waits for requests in flight; the

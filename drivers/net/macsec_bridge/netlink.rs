@@ -95,7 +95,8 @@ fn owner(o: Owner) -> u32 {
 }
 
 /// Writes one port object as seen from namespace `viewer`; `secys` is
-/// where its SecY's details are.
+/// where its SecY's details are. Called under RTNL, which keeps the names,
+/// ifindexes and namespaces it reads still.
 pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &[Option<Secy>], viewer: &Net) -> Result {
     msg.put_u32(A_DEV_IFINDEX.into(), e.dev.ifindex() as u32)?;
     msg.put_string(A_DEV_IFNAME.into(), e.dev.name())?;
@@ -178,7 +179,9 @@ impl DoHandler for DevGet {
     fn doit(info: &mut Info<'_>) -> Result {
         let ifindex = info.require(A_DEV_IFINDEX)?.as_u32();
         let reply = info.reply(CMD_DEV_GET)?;
+        let mut rtnl = Rtnl::lock();
         let found = bridge::with(|b| -> Result<bool> {
+            b.revalidate(&mut rtnl);
             let st = b.state.lock();
             let Some(e) = st
                 .ports
@@ -211,7 +214,9 @@ impl DumpHandler for DevGet {
     /// each). Any change of any object between two rounds moves the clock,
     /// and the next message carries `NLM_F_DUMP_INTR`.
     fn dumpit(dump: &mut Dump<'_>) -> Result {
+        let mut rtnl = Rtnl::lock();
         bridge::with(|b| -> Result {
+            b.revalidate(&mut rtnl);
             let st = b.state.lock();
             let net: ARef<Net> = dump.info().net().into();
             // Zero would turn the check off.

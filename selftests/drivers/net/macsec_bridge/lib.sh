@@ -549,10 +549,13 @@ nic_bed() {
 	bed_require
 	require_ko "$NIC_KO" "model NIC test module (MACSEC_TEST_NIC_KO)"
 	on_exit nic_cleanup
+	# It calls into macsec.ko (macsec_pn_wrapped()) when MACsec is a module.
+	modprobe -q macsec 2>/dev/null
 	insmod "$NIC_KO" && ip link set mtn0 up || ktap_exit_fail_msg "cannot load the model NIC"
 }
 
 nic_cleanup() {
+	ip link set mtn0 alias '' 2>/dev/null
 	rdma link del mb_rxe0 2>/dev/null
 	ip link del macsec0 2>/dev/null
 	rmmod macsec_bridge 2>/dev/null

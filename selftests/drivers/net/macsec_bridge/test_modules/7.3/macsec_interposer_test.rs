@@ -179,7 +179,7 @@ impl kernel::Module for InterposerTest {
             installed: Arc::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?,
         };
         let watch = KBox::pin_init(Registration::new(watcher), GFP_KERNEL)?;
-        let nic = nic_model::Nic::new(c"mit_nic%d", 1, &FAKE_MACSEC_OPS)?;
+        let nic = nic_model::Nic::new(c"mit_nic%d", 1, &nic_model::NETDEV_OPS, &FAKE_MACSEC_OPS)?;
         Ok(InterposerTest {
             _watch: watch,
             _nic: nic,

@@ -5,9 +5,16 @@
 //! them: with `ip link set mtn0 alias fail:mdo_dev_stop`, say, that
 //! operation fails with `EIO` until the alias changes. A driver's refusal
 //! is how the tests reach macsec.c's failure paths, which netdevsim never
-//! takes: some undo the change (`mdo_del_txsa`), others go on regardless
+//! takes: some undo the change (`mdo_upd_txsa`), others go on regardless
 //! (`mdo_dev_stop`, `mdo_del_secy` on deletion).
+//!
+//! With the alias `pn-wrap`, each frame mtn0 sends exhausts the packet
+//! numbers of the encoding SA of the SecY offloaded to it: the module calls
+//! `macsec_pn_wrapped()`, as aquantia and cn10k do from their interrupt
+//! paths, which clears the SA's `active` flag with no operation and no
+//! event.
 
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::{bindings, prelude::*, sync::rcu};
 
 #[path = "nic_model.rs"]
@@ -21,12 +28,21 @@ module! {
     license: "GPL",
 }
 
-/// Whether `dev`'s alias asks `op` to fail.
+/// The SecY offloaded to mtn0, from a TX SA operation that succeeded until
+/// `mdo_del_secy`, whatever that returns (macsec.c deletes the SecY
+/// anyway). Only TX SA operations set it: they reach only a SecY that is
+/// fully created, and none comes after `mdo_del_secy` (`mdo_dev_stop`
+/// does, when an up SecY is deleted). The SecY lives in its MACsec netdev's
+/// private data, freed only after the netdev is unregistered and an RCU
+/// grace period has passed, after `mdo_del_secy`.
+static SECY: AtomicPtr<bindings::macsec_secy> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Whether `dev`'s alias is `want`.
 ///
 /// # Safety
 ///
 /// `dev` is a valid device.
-unsafe fn told_to_fail(dev: *mut bindings::net_device, op: &str) -> bool {
+unsafe fn alias_is(dev: *mut bindings::net_device, want: &[u8]) -> bool {
     // The alias is replaced under its own mutex, not RTNL, and freed after
     // a grace period.
     let _rcu = rcu::read_lock();
@@ -39,7 +55,24 @@ unsafe fn told_to_fail(dev: *mut bindings::net_device, op: &str) -> bool {
     // SAFETY: a published alias is a NUL-terminated string, valid while
     // the RCU read lock is held.
     let alias = unsafe { CStr::from_char_ptr((*alias).ifalias.as_ptr()) };
-    alias.to_bytes().strip_prefix(b"fail:") == Some(op.as_bytes())
+    alias.to_bytes() == want
+}
+
+/// Whether `dev`'s alias asks `op` to fail.
+///
+/// # Safety
+///
+/// `dev` is a valid device.
+unsafe fn told_to_fail(dev: *mut bindings::net_device, op: &str) -> bool {
+    let mut want = [0u8; 32];
+    let (prefix, name) = (b"fail:", op.as_bytes());
+    let Some(w) = want.get_mut(..prefix.len() + name.len()) else {
+        return false;
+    };
+    w[..prefix.len()].copy_from_slice(prefix);
+    w[prefix.len()..].copy_from_slice(name);
+    // SAFETY: the caller's guarantee.
+    unsafe { alias_is(dev, w) }
 }
 
 /// One operation: succeeds, or fails as the lower device's alias asks.
@@ -48,6 +81,9 @@ unsafe fn told_to_fail(dev: *mut bindings::net_device, op: &str) -> bool {
 ///
 /// `ctx` is a valid MAC-offload context.
 unsafe fn mdo(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
+    if op == "mdo_del_secy" {
+        SECY.store(core::ptr::null_mut(), Ordering::Release);
+    }
     // SAFETY: for MAC offload the context holds the SecY's lower device,
     // valid for the call.
     let lower = unsafe { (*ctx).__bindgen_anon_1.netdev };
@@ -56,8 +92,55 @@ unsafe fn mdo(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
         pr_info!("{}: failing as told\n", op);
         return EIO.to_errno();
     }
+    if op == "mdo_add_txsa" || op == "mdo_upd_txsa" {
+        // SAFETY: every operation gets the SecY, valid for the call.
+        SECY.store(unsafe { (*ctx).secy }, Ordering::Release);
+    }
     0
 }
+
+/// Sends nothing; with the alias `pn-wrap`, first exhausts the encoding SA.
+///
+/// # Safety
+///
+/// Called by the core with a valid `skb` that this function then owns, for
+/// mtn0, inside an RCU-bh read-side section (`dev_queue_xmit()`).
+unsafe extern "C" fn xmit(
+    skb: *mut bindings::sk_buff,
+    dev: *mut bindings::net_device,
+) -> bindings::netdev_tx_t {
+    // SAFETY: `dev` is valid for the call.
+    let wrap = unsafe { alias_is(dev, b"pn-wrap") };
+    let secy = SECY.load(Ordering::Acquire);
+    if wrap && !secy.is_null() {
+        // SAFETY: a published SecY stays allocated until a grace period
+        // after its `mdo_del_secy` (see `SECY`), and this runs in an RCU
+        // read-side section; its TX SAs are freed after a grace period too
+        // (`queue_rcu_work`), so the pointer read once here stays valid.
+        unsafe {
+            let an = usize::from(core::ptr::read_volatile(
+                &raw const (*secy).tx_sc.encoding_sa,
+            ));
+            let slots = &raw const (*secy).tx_sc.sa;
+            if an < array_len(slots) {
+                let sa =
+                    core::ptr::read_volatile(slots.cast::<*mut bindings::macsec_tx_sa>().add(an));
+                if !sa.is_null() {
+                    bindings::macsec_pn_wrapped(secy, sa);
+                }
+            }
+        }
+    }
+    // SAFETY: the skb is ours.
+    unsafe { nic_model::consume(skb) }
+}
+
+/// The length of the array `_a` points to, read from its type.
+fn array_len<T, const N: usize>(_a: *const [T; N]) -> usize {
+    N
+}
+
+static NETDEV_OPS: nic_model::Table<bindings::net_device_ops> = nic_model::netdev_ops(xmit);
 
 nic_model::macsec_ops_table!(
     MACSEC_OPS,
@@ -92,7 +175,7 @@ struct TestNic {
 impl kernel::Module for TestNic {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         Ok(TestNic {
-            _nic: nic_model::Nic::new(c"mtn%d", 2, &MACSEC_OPS)?,
+            _nic: nic_model::Nic::new(c"mtn%d", 2, &NETDEV_OPS, &MACSEC_OPS)?,
         })
     }
 }

@@ -41,8 +41,17 @@ macro_rules! macsec_ops_table {
 }
 pub(crate) use macsec_ops_table;
 
-/// Drops every packet: the model has no wire.
+/// Consumes a packet handed to `ndo_start_xmit`: the model has no wire.
 ///
+/// # Safety
+///
+/// `skb` is a valid buffer that the caller owns and gives up.
+pub(crate) unsafe fn consume(skb: *mut bindings::sk_buff) -> bindings::netdev_tx_t {
+    // SAFETY: the skb is ours to free (see above).
+    unsafe { bindings::dev_kfree_skb_any_reason(skb, bindings::skb_drop_reason_SKB_CONSUMED) };
+    bindings::netdev_tx_NETDEV_TX_OK
+}
+
 /// # Safety
 ///
 /// Called by the core with a valid `skb` that this function then owns.
@@ -50,17 +59,28 @@ unsafe extern "C" fn drop_xmit(
     skb: *mut bindings::sk_buff,
     _dev: *mut bindings::net_device,
 ) -> bindings::netdev_tx_t {
-    // SAFETY: the skb is ours to free (see above).
-    unsafe { bindings::dev_kfree_skb_any_reason(skb, bindings::skb_drop_reason_SKB_CONSUMED) };
-    bindings::netdev_tx_NETDEV_TX_OK
+    // SAFETY: as documented above.
+    unsafe { consume(skb) }
 }
 
-static NETDEV_OPS: Table<bindings::net_device_ops> = Table(bindings::net_device_ops {
-    ndo_start_xmit: Some(drop_xmit),
-    // SAFETY: the rest is optional operations and data, for which zero is
-    // valid.
-    ..unsafe { core::mem::zeroed() }
-});
+/// The operations of a NIC that drops what it sends.
+#[allow(dead_code)]
+pub(crate) static NETDEV_OPS: Table<bindings::net_device_ops> = netdev_ops(drop_xmit);
+
+/// Operations with `xmit` as `ndo_start_xmit`, and nothing else.
+pub(crate) const fn netdev_ops(
+    xmit: unsafe extern "C" fn(
+        *mut bindings::sk_buff,
+        *mut bindings::net_device,
+    ) -> bindings::netdev_tx_t,
+) -> Table<bindings::net_device_ops> {
+    Table(bindings::net_device_ops {
+        ndo_start_xmit: Some(xmit),
+        // SAFETY: the rest is optional operations and data, for which zero
+        // is valid.
+        ..unsafe { core::mem::zeroed() }
+    })
+}
 
 /// A registered model NIC, unregistered when dropped.
 ///
@@ -83,6 +103,7 @@ impl Nic {
     pub(crate) fn new(
         name: &'static CStr,
         last: u8,
+        netdev_ops: &'static Table<bindings::net_device_ops>,
         macsec_ops: &'static Table<bindings::macsec_ops>,
     ) -> Result<Nic> {
         // SAFETY: `ether_setup` is a valid setup function; the name is a C
@@ -98,7 +119,7 @@ impl Nic {
         // SAFETY: `raw` is a fresh, unregistered device; `addr` is as long
         // as an Ethernet address.
         let ret = unsafe {
-            (*raw).netdev_ops = &NETDEV_OPS.0;
+            (*raw).netdev_ops = &netdev_ops.0;
             (*raw).macsec_ops = &macsec_ops.0;
             (*raw).features |= hw_macsec;
             (*raw).vlan_features |= hw_macsec;

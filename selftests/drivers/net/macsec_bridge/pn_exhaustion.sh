@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PN exhaustion. A driver whose hardware runs out of packet numbers calls
+# macsec_pn_wrapped() (aquantia, cn10k): the TX SA's `active` flag is
+# cleared from the datapath, with no offload operation and no event. The
+# SecY then sends nothing protected, and the port must stop claiming that
+# it does: the module reads every observed SecY again once a second while
+# a port advertises offload, and before it answers any dev-get. The model
+# NIC wraps the encoding SA's PN on the next frame it sends while its alias
+# is `pn-wrap`. RXE sits on macsec0 (relation self), so the feature bit is
+# the module's and `ethtool -k` shows the retraction with no request of
+# the family's.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+nic_bed
+
+ktap_print_header
+ktap_set_plan 8
+
+# send_frame DEV: one broadcast frame (the MACsec ethertype, no payload
+# worth the name) sent on DEV, through its driver's ndo_start_xmit.
+send_frame() {
+	/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+s.send(b"\xff" * 6 + b"\x02\0\0\0\0\x09" + b"\x88\xb5" + bytes(46))' "$1"
+}
+bit_is() { [ "$(hw_macsec "$1")" = "$2" ]; }
+
+check "load" insmod_bridge "$MODULE_KO"
+check "a monitor subscribes" table_begin
+row "offloaded SecY on the model NIC, up, active TX SA 0, RXE on it: offload-mac" \
+	macsec0 on offload-mac "" relation=self owner=bridge -- \
+	"ip link add link mtn0 macsec0 type macsec port 4 encrypt on offload mac &&
+	 ip link set macsec0 up &&
+	 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
+	 rdma link add mb_rxe0 type rxe netdev macsec0"
+row "SA 0's PN wraps: retracted within the re-read interval, with no request" \
+	macsec0 off none no-active-tx-sa seq=none/no-active-tx-sa -- \
+	"ip link set mtn0 alias pn-wrap && send_frame mtn0 && wait_for 300 bit_is macsec0 off"
+row "SA 1 installed as the encoding SA: offload-mac" \
+	macsec0 on offload-mac "" seq=offload-mac/none -- \
+	"ip link set mtn0 alias '' &&
+	 ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
+	 ip link set macsec0 type macsec encodingsa 1"
+row "SA 1's PN wraps: a dump at once shows it retracted" \
+	macsec0 off none no-active-tx-sa seq=none/no-active-tx-sa -- \
+	"ip link set mtn0 alias pn-wrap && send_frame mtn0"
+table_end
+check "unload" rmmod macsec_bridge
+
+ktap_finished
