@@ -34,6 +34,7 @@
 use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NUM_AN};
 use crate::{netlink, rdma};
 use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::alloc::kvec::PushError;
 use kernel::net::device::{Features, NetDevice};
 use kernel::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, SecY, SecYRef};
 use kernel::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
@@ -240,6 +241,11 @@ pub(crate) struct State {
     pub(crate) secys: KVec<Option<Secy>>,
     /// The interposed devices.
     lowers: KVec<Option<Installed<Bridge>>>,
+    /// Room for one feature write per port, reserved when a port is added:
+    /// a retraction's bit is written even when nothing can be allocated
+    /// (at unload, nothing would write it later). Lent to [`Effects`] by
+    /// [`Bridge::finish`] and given back, empty, by [`Bridge::apply`].
+    writes: KVec<(ARef<NetDevice>, bool)>,
 }
 
 impl State {
@@ -251,7 +257,12 @@ impl State {
     /// Tracks port `e` after every other (see [`State::ports`]) and returns
     /// its index; gives `e` back if there is no memory.
     fn add_port(&mut self, mut e: PortEntry) -> Result<usize, PortEntry> {
-        if self.ports.reserve(1, GFP_KERNEL).is_err() {
+        if self.ports.reserve(1, GFP_KERNEL).is_err()
+            || self
+                .writes
+                .reserve(self.ports.len() + 1, GFP_KERNEL)
+                .is_err()
+        {
             return Err(e);
         }
         self.serial += 1;
@@ -282,8 +293,12 @@ fn put<T>(slots: &mut KVec<Option<T>>, v: T) -> Result<usize, T> {
 
 /// What a writer does once the state is unlocked.
 struct Effects {
-    /// Set (`true`) or clear `NETIF_F_HW_MACSEC` on a port.
+    /// Set (`true`) or clear `NETIF_F_HW_MACSEC` on a port: the state's
+    /// reserved room ([`State::writes`]).
     features: KVec<(ARef<NetDevice>, bool)>,
+    /// A write found no room: the deferred writer is to bring every bit to
+    /// what the state says once memory allows.
+    retry: bool,
     /// `dev-change-ntf` messages, with the port whose namespace gets them.
     notes: KVec<(ARef<NetDevice>, GenlMsg)>,
     /// Interposers to take off.
@@ -300,6 +315,7 @@ impl Effects {
             notes: KVec::new(),
             restore: KVec::new(),
             revalidate: false,
+            retry: false,
         }
     }
 
@@ -416,6 +432,17 @@ impl WorkItem for Revalidate {
         let mut rtnl = Rtnl::lock();
         // Queues itself again while a port advertises offload.
         with(|b| b.revalidate(&mut rtnl));
+    }
+}
+
+/// Forgets RDMA device `id` on every port, and the ports it alone kept.
+fn forget_rdma(st: &mut State, id: usize) {
+    for e in st.ports.iter_mut().flatten() {
+        // In place: nothing to allocate, so nothing else is lost.
+        e.rdma.retain(|(i, _)| *i != id);
+        if !e.wanted() {
+            e.drop_port();
+        }
     }
 }
 
@@ -643,6 +670,7 @@ impl Bridge {
                         ports: KVec::new(),
                         secys: KVec::new(),
                         lowers: KVec::new(),
+                        writes: KVec::new(),
                     },
                     "macsec_bridge:state"
                 ),
@@ -729,18 +757,34 @@ impl Bridge {
             ports,
             secys,
             clock,
+            writes,
             ..
         } = st;
+        fx.features = core::mem::take(writes);
         for slot in ports.iter_mut() {
             let Some(e) = slot else { continue };
+            if e.gone && e.last.is_none() {
+                // Never announced (an RDMA device that could not be
+                // tracked): nothing to retract.
+                *slot = None;
+                continue;
+            }
             fx.revalidate |= !e.gone && e.port.advertised().protection.is_offload();
             e.owner = Owner::of(&e.dev);
             if e.owner == Owner::Bridge && e.dev.is_registered() {
                 let want = !e.gone && e.port.advertised().protection.is_offload();
-                if want != e.dev.features().contains(Features::HW_MACSEC)
-                    && fx.features.push((e.dev.clone(), want), GFP_KERNEL).is_err()
-                {
-                    pr_warn!("{}: out of memory, feature bit not updated\n", e.dev.name());
+                if want != e.dev.features().contains(Features::HW_MACSEC) {
+                    // Within the reserved room; past it only if a port
+                    // could not reserve its share, which then costs a
+                    // retry, never a bit left set.
+                    if let Err(PushError((dev, set))) =
+                        fx.features.push_within_capacity((e.dev.clone(), want))
+                    {
+                        if fx.features.push((dev, set), GFP_KERNEL).is_err() {
+                            pr_warn!("{}: out of memory, feature bit deferred\n", e.dev.name());
+                            fx.retry = true;
+                        }
+                    }
                 }
             }
             let view = view(e, secys);
@@ -775,7 +819,7 @@ impl Bridge {
 
     /// Applies what [`Bridge::finish`] collected. Called with RTNL held and
     /// the state unlocked.
-    fn apply(&self, locks: &mut Locks<'_, '_>, fx: Effects) {
+    fn apply(&self, locks: &mut Locks<'_, '_>, mut fx: Effects) {
         // Notifications first: a feature change re-enters the notifier, and
         // anything announced from there must come after what led to it.
         for (dev, msg) in fx.notes.into_iter() {
@@ -788,10 +832,16 @@ impl Bridge {
                 GFP_KERNEL,
             );
         }
-        let mut deferred = false;
-        for (dev, set) in fx.features.into_iter() {
+        let mut deferred = fx.retry;
+        for (dev, set) in fx.features.drain_all() {
             deferred |= !locks.write(&dev, set);
         }
+        // The room goes back, empty, for the next update.
+        let mut st = self.state.lock();
+        if fx.features.capacity() > st.writes.capacity() {
+            st.writes = core::mem::take(&mut fx.features);
+        }
+        drop(st);
         if deferred {
             // Already queued: that run writes this bit too.
             let _ = workqueue::system().enqueue(self.deferred.clone());
@@ -934,6 +984,8 @@ impl Bridge {
     pub(crate) fn rdma_add(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) -> Result {
         let mut ret = Ok(());
         self.update(&mut Locks::Own(rtnl), |st, _| {
+            // On failure the RDMA core will not call `rdma_remove`: nothing
+            // of the device may stay.
             ret = (|| -> Result {
                 for p in ib.ports() {
                     let Some(dev) = ib.netdev(p) else { continue };
@@ -955,6 +1007,9 @@ impl Bridge {
                 }
                 Ok(())
             })();
+            if ret.is_err() {
+                forget_rdma(st, ib.id());
+            }
             relate(st);
         });
         ret
@@ -962,15 +1017,7 @@ impl Bridge {
 
     /// An RDMA device goes away.
     pub(crate) fn rdma_remove(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
-        self.update(&mut Locks::Own(rtnl), |st, _| {
-            for e in st.ports.iter_mut().flatten() {
-                // In place: nothing to allocate, so nothing else is lost.
-                e.rdma.retain(|(id, _)| *id != ib.id());
-                if !e.wanted() {
-                    e.drop_port();
-                }
-            }
-        });
+        self.update(&mut Locks::Own(rtnl), |st, _| forget_rdma(st, ib.id()));
     }
 
     /// An RDMA device was renamed: its ports report the new name.
@@ -1160,6 +1207,15 @@ impl Observer for Bridge {
         self.update(&mut Locks::Observer(rtnl, op), |st, _| {
             let State { ports, secys, .. } = st;
             let Some(s) = secys.iter_mut().flatten().find(|s| *s.dev == *dev) else {
+                // Not tracked (no memory when it appeared): nothing is
+                // learnt, but its ports are no longer held down by the
+                // operation.
+                for e in ports.iter_mut().flatten() {
+                    if e.secy.as_deref() == Some(dev) {
+                        let known = e.port.known();
+                        e.port.after(known, true);
+                    }
+                }
                 return;
             };
             if done {

@@ -21,6 +21,15 @@ datagram at a time with a change made between two of them.
         the namespace file NETNS), unbinds it, and after each step dumps.
         Prints a line per step: its name, the errno (0 on success) and
         the extack message, or the port's relation after a dump.
+    mb_genl.py faults OP NETNS SECY_IFINDEX PORT [KO]
+        fails the 1st, 2nd, ... slab allocation of OP (bind, unbind, or
+        unload, which reloads the module from KO after each try) until OP
+        runs through with none failed. Before each try PORT is unbound
+        (bind) or bound to SECY_IFINDEX in NETNS (the others); after it,
+        whatever OP returned, the port must be what OP's result says:
+        bound with the feature bit set, or untracked with it clear. Prints
+        "OP: N allocations failed in turn" or the first violation, and
+        exits 1 on one.
 
 Attribute and command numbers are the YNL spec's.
 """
@@ -32,6 +41,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 
 NETLINK_GENERIC = 16
 GENL_ID_CTRL = 0x10
@@ -86,11 +96,14 @@ class Genl:
                              attr(CTRL_ATTR_FAMILY_NAME, b'macsec_bridge\0'))
         self.family = struct.unpack('H', attrs(reply[0][4:])[CTRL_ATTR_FAMILY_ID][:2])[0]
 
-    def send(self, kind, cmd, flags, payload):
+    def send(self, kind, cmd, flags, payload, now=True):
+        """Sends a request, or with now=False only builds it (pending)."""
         self.seq += 1
         msg = struct.pack('BBH', cmd, 1, 0) + payload
-        self.sock.send(struct.pack('IHHII', 16 + len(msg), kind, NLM_F_REQUEST | flags,
-                                   self.seq, 0) + msg)
+        self.pending = struct.pack('IHHII', 16 + len(msg), kind, NLM_F_REQUEST | flags,
+                                   self.seq, 0) + msg
+        if now:
+            self.sock.send(self.pending)
 
     def messages(self, size=4096):
         """One datagram: (type, flags, payload) of each message in it. The
@@ -147,6 +160,115 @@ def nscall(func, *args):
     if func(*args) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+class FailNth:
+    """This thread's fail-nth knob (CONFIG_FAULT_INJECTION): the n-th
+    allocation after arming fails. Opened once, so arming allocates
+    nothing; failslab must not skip sleeping allocations."""
+
+    def __init__(self):
+        with open('/sys/kernel/debug/failslab/ignore-gfp-wait', 'w') as f:
+            f.write('N')
+        with open('/sys/kernel/debug/failslab/verbose', 'w') as f:
+            f.write('0')
+        self.path = f'/proc/self/task/{threading.get_native_id()}/fail-nth'
+        self.fd = os.open(self.path, os.O_WRONLY)
+        self.rfd = None
+
+    def arm(self, n):
+        # The knob cannot seek: a fresh fd for the read, opened before the
+        # fault is armed (opening allocates).
+        self.rfd = os.open(self.path, os.O_RDONLY)
+        os.write(self.fd, str(n).encode())
+
+    def disarm(self):
+        """Whether the armed fault was injected; disarms it."""
+        left = int(os.read(self.rfd, 32).strip() or b'0')
+        os.write(self.fd, b'0')
+        os.close(self.rfd)
+        return left == 0
+
+
+def feature_bit(port):
+    out = subprocess.run(['ethtool', '-k', port], capture_output=True, text=True).stdout
+    return any(line.split()[:2] == ['macsec-hw-offload:', 'on'] for line in out.splitlines())
+
+
+def faults(op, netns, secy, port, ko=None):
+    """See the module's doc string."""
+    fail = FailNth()
+    secy_ns = os.open(netns, os.O_RDONLY)
+    ifindex = socket.if_nametoindex(port)
+    bind = u32(A_IFINDEX, ifindex) + u32(A_SECY_IFINDEX, secy) + u32(A_SECY_NETNS_FD, secy_ns)
+    unbind = u32(A_IFINDEX, ifindex)
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def state(g):
+        """(bound, bit) of the port now."""
+        a = g.ports().get(port)
+        bound = a is not None and A_RELATION in a and struct.unpack('I', a[A_RELATION])[0] == 2
+        return bound, feature_bit(port)
+
+    def attempt(g, cmd, payload, n):
+        """Sends one request with the n-th allocation failing: its errno
+        (0: done; None: unknown, the ack itself could not be allocated)
+        and whether the fault was injected."""
+        g.send(g.family, cmd, NLM_F_ACK, payload, now=False)
+        fail.arm(n)
+        try:
+            g.sock.send(g.pending)
+        except OSError as e:
+            return e.errno, fail.disarm()
+        hit = fail.disarm()
+        try:
+            for mkind, _flags, body in g.messages():
+                if mkind == NLMSG_ERROR:
+                    return -struct.unpack_from('i', body)[0], hit
+        except OSError:
+            pass
+        return None, hit
+
+    for n in range(1, 1000):
+        if op == 'unload':
+            if not os.path.exists('/sys/module/macsec_bridge'):
+                subprocess.run(['insmod', ko], check=True)
+            g = Genl()
+            if not state(g)[0]:
+                g.request(g.family, CMD_BIND, 0, bind)
+            g.sock.close()
+            name = b'macsec_bridge\0'
+            fail.arm(n)
+            try:
+                rc = libc.syscall(176, name, os.O_NONBLOCK)  # delete_module
+                err = ctypes.get_errno() if rc else 0
+            finally:
+                hit = fail.disarm()
+            if err:
+                print(f'{op}: delete_module failed: {os.strerror(err)} (fault {n})')
+                return 1
+            if os.path.exists('/sys/module/macsec_bridge') or feature_bit(port):
+                print(f'{op}: fault {n}: module still there or {port} keeps its bit')
+                return 1
+        else:
+            g = Genl()
+            if state(g)[0] != (op == 'unbind'):
+                g.request(g.family, CMD_BIND if op == 'unbind' else CMD_UNBIND, 0,
+                          bind if op == 'unbind' else unbind)
+            err, hit = attempt(g, CMD_BIND if op == 'bind' else CMD_UNBIND,
+                               bind if op == 'bind' else unbind, n)
+            want = (err == 0) == (op == 'bind')
+            got = state(g)
+            if got[0] != got[1] or (err is not None and got != (want, want)):
+                print(f'{op}: fault {n}: errno {err}, then bound {got[0]}, bit {got[1]}; '
+                      f'want both {want}')
+                return 1
+            g.sock.close()
+        if not hit:
+            print(f'{op}: {n - 1} allocations failed in turn')
+            return 0
+    print(f'{op}: still allocating after {n} faults')
+    return 1
 
 
 def opener(netns, secy, port):
@@ -211,6 +333,9 @@ def opener(netns, secy, port):
 
 
 def main():
+    if sys.argv[1] == 'faults':
+        return faults(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5],
+                      sys.argv[6] if len(sys.argv) > 6 else None)
     if sys.argv[1] == 'opener':
         return opener(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     g = Genl()
