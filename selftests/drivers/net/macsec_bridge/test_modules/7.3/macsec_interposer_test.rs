@@ -140,31 +140,7 @@ unsafe fn fake_mdo(name: &str, ctx: *mut bindings::macsec_context) -> c_int {
     0
 }
 
-nic_model::macsec_ops_table!(
-    FAKE_MACSEC_OPS,
-    fake_mdo,
-    [
-        mdo_dev_open,
-        mdo_dev_stop,
-        mdo_add_secy,
-        mdo_upd_secy,
-        mdo_del_secy,
-        mdo_add_rxsc,
-        mdo_upd_rxsc,
-        mdo_del_rxsc,
-        mdo_add_rxsa,
-        mdo_upd_rxsa,
-        mdo_del_rxsa,
-        mdo_add_txsa,
-        mdo_upd_txsa,
-        mdo_del_txsa,
-        mdo_get_dev_stats,
-        mdo_get_tx_sc_stats,
-        mdo_get_tx_sa_stats,
-        mdo_get_rx_sc_stats,
-        mdo_get_rx_sa_stats,
-    ]
-);
+nic_model::macsec_ops_table!(FAKE_MACSEC_OPS, fake_mdo);
 
 struct InterposerTest {
     // Dropped first: every interposer is restored before the NIC goes.

@@ -142,31 +142,7 @@ fn array_len<T, const N: usize>(_a: *const [T; N]) -> usize {
 
 static NETDEV_OPS: nic_model::Table<bindings::net_device_ops> = nic_model::netdev_ops(xmit);
 
-nic_model::macsec_ops_table!(
-    MACSEC_OPS,
-    mdo,
-    [
-        mdo_dev_open,
-        mdo_dev_stop,
-        mdo_add_secy,
-        mdo_upd_secy,
-        mdo_del_secy,
-        mdo_add_rxsc,
-        mdo_upd_rxsc,
-        mdo_del_rxsc,
-        mdo_add_rxsa,
-        mdo_upd_rxsa,
-        mdo_del_rxsa,
-        mdo_add_txsa,
-        mdo_upd_txsa,
-        mdo_del_txsa,
-        mdo_get_dev_stats,
-        mdo_get_tx_sc_stats,
-        mdo_get_tx_sa_stats,
-        mdo_get_rx_sc_stats,
-        mdo_get_rx_sa_stats,
-    ]
-);
+nic_model::macsec_ops_table!(MACSEC_OPS, mdo);
 
 struct TestNic {
     _nic: nic_model::Nic,

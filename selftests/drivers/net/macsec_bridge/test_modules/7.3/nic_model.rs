@@ -13,12 +13,37 @@ pub(crate) struct Table<T>(pub(crate) T);
 // SAFETY: the tables are never written.
 unsafe impl<T> Sync for Table<T> {}
 
-/// Defines `static $table: Table<macsec_ops>` with one entry per slot
-/// named, each an `unsafe extern "C"` function that returns
+/// Defines `static $table: Table<macsec_ops>` with every operation of MAC
+/// offload, each an `unsafe extern "C"` function that returns
 /// `$handler(slot name, ctx)`; `$handler` is an `unsafe fn(&str, *mut
 /// macsec_context) -> c_int` that may assume a valid MAC-offload context.
 macro_rules! macsec_ops_table {
-    ($table:ident, $handler:path, [$($slot:ident),* $(,)?]) => {
+    ($table:ident, $handler:path) => {
+        nic_model::macsec_ops_table!(
+            @slots $table, $handler, [
+                mdo_dev_open,
+                mdo_dev_stop,
+                mdo_add_secy,
+                mdo_upd_secy,
+                mdo_del_secy,
+                mdo_add_rxsc,
+                mdo_upd_rxsc,
+                mdo_del_rxsc,
+                mdo_add_rxsa,
+                mdo_upd_rxsa,
+                mdo_del_rxsa,
+                mdo_add_txsa,
+                mdo_upd_txsa,
+                mdo_del_txsa,
+                mdo_get_dev_stats,
+                mdo_get_tx_sc_stats,
+                mdo_get_tx_sa_stats,
+                mdo_get_rx_sc_stats,
+                mdo_get_rx_sa_stats,
+            ]
+        );
+    };
+    (@slots $table:ident, $handler:path, [$($slot:ident),* $(,)?]) => {
         $(
             /// # Safety
             ///
