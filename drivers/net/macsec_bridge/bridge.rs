@@ -769,10 +769,11 @@ impl Bridge {
                 *slot = None;
                 continue;
             }
-            fx.revalidate |= !e.gone && e.port.advertised().protection.is_offload();
+            let offload = !e.gone && e.port.advertised().protection.is_offload();
+            fx.revalidate |= offload;
             e.owner = Owner::of(&e.dev);
             if e.owner == Owner::Bridge && e.dev.is_registered() {
-                let want = !e.gone && e.port.advertised().protection.is_offload();
+                let want = offload;
                 if want != e.dev.features().contains(Features::HW_MACSEC) {
                     // Within the reserved room; past it only if a port
                     // could not reserve its share, which then costs a
