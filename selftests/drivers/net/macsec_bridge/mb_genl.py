@@ -155,6 +155,24 @@ def u32(kind, value):
     return attr(kind, struct.pack('I', value))
 
 
+def requests(ifindex, secy, secy_ns=None):
+    """The payloads of bind (to SECY_IFINDEX, in the namespace of the fd
+    SECY_NS if given) and unbind for port IFINDEX, by command."""
+    bind = u32(A_IFINDEX, ifindex) + u32(A_SECY_IFINDEX, secy)
+    if secy_ns is not None:
+        bind += u32(A_SECY_NETNS_FD, secy_ns)
+    return {CMD_BIND: bind, CMD_UNBIND: u32(A_IFINDEX, ifindex)}
+
+
+def relation(a):
+    """A port's relation in a dump (`untracked` when the dump lacks it)."""
+    if a is None:
+        return 'untracked'
+    if A_RELATION not in a:
+        return 'none'
+    return RELATIONS.get(struct.unpack('I', a[A_RELATION])[0], 'unknown')
+
+
 def nscall(func, *args):
     """Calls a libc function that returns -1 and sets errno on failure."""
     if func(*args) != 0:
@@ -198,17 +216,15 @@ def feature_bit(port):
 def faults(op, netns, secy, port, ko=None):
     """See the module's doc string."""
     fail = FailNth()
-    secy_ns = os.open(netns, os.O_RDONLY)
-    ifindex = socket.if_nametoindex(port)
-    bind = u32(A_IFINDEX, ifindex) + u32(A_SECY_IFINDEX, secy) + u32(A_SECY_NETNS_FD, secy_ns)
-    unbind = u32(A_IFINDEX, ifindex)
+    payload = requests(socket.if_nametoindex(port), secy, os.open(netns, os.O_RDONLY))
     libc = ctypes.CDLL(None, use_errno=True)
+    # What is tried, and the port's state before each try.
+    cmd = CMD_BIND if op == 'bind' else CMD_UNBIND
+    bound_before = op != 'bind'
 
     def state(g):
         """(bound, bit) of the port now."""
-        a = g.ports().get(port)
-        bound = a is not None and A_RELATION in a and struct.unpack('I', a[A_RELATION])[0] == 2
-        return bound, feature_bit(port)
+        return relation(g.ports().get(port)) == 'bound', feature_bit(port)
 
     def attempt(g, cmd, payload, n):
         """Sends one request with the n-th allocation failing: its errno
@@ -230,12 +246,13 @@ def faults(op, netns, secy, port, ko=None):
         return None, hit
 
     for n in range(1, 1000):
+        if op == 'unload' and not os.path.exists('/sys/module/macsec_bridge'):
+            subprocess.run(['insmod', ko], check=True)
+        g = Genl()
+        if state(g)[0] != bound_before:
+            setup = CMD_BIND if bound_before else CMD_UNBIND
+            g.request(g.family, setup, 0, payload[setup])
         if op == 'unload':
-            if not os.path.exists('/sys/module/macsec_bridge'):
-                subprocess.run(['insmod', ko], check=True)
-            g = Genl()
-            if not state(g)[0]:
-                g.request(g.family, CMD_BIND, 0, bind)
             g.sock.close()
             name = b'macsec_bridge\0'
             fail.arm(n)
@@ -251,12 +268,7 @@ def faults(op, netns, secy, port, ko=None):
                 print(f'{op}: fault {n}: module still there or {port} keeps its bit')
                 return 1
         else:
-            g = Genl()
-            if state(g)[0] != (op == 'unbind'):
-                g.request(g.family, CMD_BIND if op == 'unbind' else CMD_UNBIND, 0,
-                          bind if op == 'unbind' else unbind)
-            err, hit = attempt(g, CMD_BIND if op == 'bind' else CMD_UNBIND,
-                               bind if op == 'bind' else unbind, n)
+            err, hit = attempt(g, cmd, payload[cmd], n)
             want = (err == 0) == (op == 'bind')
             got = state(g)
             if got[0] != got[1] or (err is not None and got != (want, want)):
@@ -297,35 +309,21 @@ def opener(netns, secy, port):
     ifindex = socket.if_nametoindex(port)
     nscall(libc.setns, home, CLONE_NEWNET)
 
-    secy_ns = os.open(netns, os.O_RDONLY)
-    bind = u32(A_IFINDEX, ifindex) + u32(A_SECY_IFINDEX, secy) + u32(A_SECY_NETNS_FD, secy_ns)
-    unbind = u32(A_IFINDEX, ifindex)
+    payload = requests(ifindex, secy, os.open(netns, os.O_RDONLY))
 
-    def step(name, g, cmd, payload):
+    def step(name, g, cmd, after):
+        """CMD through G, then a dump through this process' own socket."""
         try:
-            g.request(g.family, cmd, 0, payload)
+            g.request(g.family, cmd, 0, payload[cmd])
             print(f'{name} 0')
         except NlError as e:
             print(f'{name} {e.errno} {e.extack}')
+        print(f'{after} {relation(own.ports().get(port))}')
 
-    def relation(name):
-        a = own.ports().get(port)
-        if a is None:
-            rel = 'untracked'
-        elif A_RELATION not in a:
-            rel = 'none'
-        else:
-            rel = RELATIONS.get(struct.unpack('I', a[A_RELATION])[0], 'unknown')
-        print(f'{name} {rel}')
-
-    step('bind-pod-socket', pod, CMD_BIND, bind)
-    relation('after-pod-bind')
-    step('bind-own-socket', own, CMD_BIND, bind)
-    relation('after-own-bind')
-    step('unbind-pod-socket', pod, CMD_UNBIND, unbind)
-    relation('after-pod-unbind')
-    step('unbind-own-socket', own, CMD_UNBIND, unbind)
-    relation('after-own-unbind')
+    step('bind-pod-socket', pod, CMD_BIND, 'after-pod-bind')
+    step('bind-own-socket', own, CMD_BIND, 'after-own-bind')
+    step('unbind-pod-socket', pod, CMD_UNBIND, 'after-pod-unbind')
+    step('unbind-own-socket', own, CMD_UNBIND, 'after-own-unbind')
     sys.stdout.flush()
     parent.close()
     os.waitpid(pid, 0)
@@ -342,8 +340,7 @@ def main():
     if sys.argv[1] == 'bind':
         secy = int(sys.argv[2])
         for port in sys.argv[3:]:
-            g.request(g.family, CMD_BIND, 0, attr(A_IFINDEX, struct.pack('I', int(port))) +
-                      attr(A_SECY_IFINDEX, struct.pack('I', secy)))
+            g.request(g.family, CMD_BIND, 0, requests(int(port), secy)[CMD_BIND])
         return 0
     if sys.argv[1] == 'dump-split':
         g.send(g.family, CMD_DEV_GET, NLM_F_DUMP, b'')

@@ -37,12 +37,12 @@ module! {
 /// grace period has passed, after `mdo_del_secy`.
 static SECY: AtomicPtr<bindings::macsec_secy> = AtomicPtr::new(core::ptr::null_mut());
 
-/// Whether `dev`'s alias is `want`.
+/// Whether `dev` has an alias that `test` accepts.
 ///
 /// # Safety
 ///
 /// `dev` is a valid device.
-unsafe fn alias_is(dev: *mut bindings::net_device, want: &[u8]) -> bool {
+unsafe fn alias_matches(dev: *mut bindings::net_device, test: impl FnOnce(&[u8]) -> bool) -> bool {
     // The alias is replaced under its own mutex, not RTNL, and freed after
     // a grace period.
     let _rcu = rcu::read_lock();
@@ -55,7 +55,7 @@ unsafe fn alias_is(dev: *mut bindings::net_device, want: &[u8]) -> bool {
     // SAFETY: a published alias is a NUL-terminated string, valid while
     // the RCU read lock is held.
     let alias = unsafe { CStr::from_char_ptr((*alias).ifalias.as_ptr()) };
-    alias.to_bytes() == want
+    test(alias.to_bytes())
 }
 
 /// Whether `dev`'s alias asks `op` to fail.
@@ -64,15 +64,8 @@ unsafe fn alias_is(dev: *mut bindings::net_device, want: &[u8]) -> bool {
 ///
 /// `dev` is a valid device.
 unsafe fn told_to_fail(dev: *mut bindings::net_device, op: &str) -> bool {
-    let mut want = [0u8; 32];
-    let (prefix, name) = (b"fail:", op.as_bytes());
-    let Some(w) = want.get_mut(..prefix.len() + name.len()) else {
-        return false;
-    };
-    w[..prefix.len()].copy_from_slice(prefix);
-    w[prefix.len()..].copy_from_slice(name);
     // SAFETY: the caller's guarantee.
-    unsafe { alias_is(dev, w) }
+    unsafe { alias_matches(dev, |a| a.strip_prefix(b"fail:") == Some(op.as_bytes())) }
 }
 
 /// One operation: succeeds, or fails as the lower device's alias asks.
@@ -110,7 +103,7 @@ unsafe extern "C" fn xmit(
     dev: *mut bindings::net_device,
 ) -> bindings::netdev_tx_t {
     // SAFETY: `dev` is valid for the call.
-    let wrap = unsafe { alias_is(dev, b"pn-wrap") };
+    let wrap = unsafe { alias_matches(dev, |a| a == b"pn-wrap") };
     let secy = SECY.load(Ordering::Acquire);
     if wrap && !secy.is_null() {
         // SAFETY: a published SecY stays allocated until a grace period
