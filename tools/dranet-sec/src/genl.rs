@@ -8,21 +8,26 @@
 use crate::state::PortState;
 use anyhow::{anyhow, Context as _, Result};
 use neli::attr::Attribute;
+use neli::consts::nl::NlmsgerrAttr;
 use neli::consts::{
     nl::{NlmF, Nlmsg},
     socket::NlFamily,
 };
-use neli::genl::{Genlmsghdr, GenlmsghdrBuilder, NoUserHeader};
+use neli::genl::{
+    AttrTypeBuilder, Genlmsghdr, GenlmsghdrBuilder, Nlattr, NlattrBuilder, NoUserHeader,
+};
 use neli::nl::{NlPayload, Nlmsghdr, NlmsghdrBuilder};
 use neli::router::synchronous::{NlRouter, NlRouterReceiverHandle};
 use neli::socket::synchronous::NlSocketHandle;
-use neli::types::GenlBuffer;
+use neli::types::{Buffer, GenlBuffer};
 use neli::utils::Groups;
 
 pub const FAMILY: &str = "macsec_bridge";
 pub const MCGRP_MONITOR: &str = "monitor";
 pub const CMD_DEV_GET: u8 = 1;
 pub const CMD_DEV_CHANGE_NTF: u8 = 2;
+pub const CMD_BIND: u8 = 3;
+pub const CMD_UNBIND: u8 = 4;
 
 /// The enums of the spec, in value order.
 pub const PROTECTION: &[&str] = &["none", "software", "offload-mac", "offload-phy"];
@@ -62,6 +67,33 @@ pub mod attr {
     pub const FEATURE_OWNER: u16 = 11;
     pub const GENERATION: u16 = 12;
     pub const SECY_NETNSID: u16 = 14;
+    pub const SECY_NETNS_FD: u16 = 15;
+}
+
+/// A request the kernel refused: its errno and extack message.
+#[derive(Debug)]
+pub struct Refused {
+    pub errno: i32,
+    pub msg: Option<String>,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", std::io::Error::from_raw_os_error(self.errno))?;
+        if let Some(m) = &self.msg {
+            write!(f, ": {m}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Refused {}
+
+fn u32_attr(t: u16, v: u32) -> Result<Nlattr<u16, Buffer>> {
+    Ok(NlattrBuilder::default()
+        .nla_type(AttrTypeBuilder::default().nla_type(t).build()?)
+        .nla_payload(v)
+        .build()?)
 }
 
 type Msg = Nlmsghdr<u16, Genlmsghdr<u8, u16>>;
@@ -129,6 +161,7 @@ impl Client {
             .map_err(|e| anyhow!("family {FAMILY} not found ({e}): is macsec_bridge loaded?"))?;
         let dumps = NlSocketHandle::connect(NlFamily::Generic, None, Groups::empty())
             .context("generic netlink socket")?;
+        dumps.enable_ext_ack(true).context("NETLINK_EXT_ACK")?;
         Ok(Client {
             router,
             mcast,
@@ -138,52 +171,98 @@ impl Client {
         })
     }
 
-    /// Every port in this namespace (`dev-get` dump).
-    pub fn dump(&mut self) -> Result<Vec<PortState>> {
+    /// Sends `cmd` with `flags` and `attrs`, hands every reply payload to
+    /// `each`, and returns at the acknowledgement or the end of the dump.
+    /// A refusal is a [`Refused`] with the kernel's extack message.
+    fn exchange(
+        &mut self,
+        cmd: u8,
+        flags: NlmF,
+        attrs: GenlBuffer<u16, Buffer>,
+        mut each: impl FnMut(&Genlmsghdr<u8, u16>) -> Result<()>,
+    ) -> Result<()> {
         self.seq = self.seq.wrapping_add(1);
         let genl = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
-            .cmd(CMD_DEV_GET)
+            .cmd(cmd)
             .version(1)
-            .attrs(GenlBuffer::new())
+            .attrs(attrs)
             .build()?;
         let req = NlmsghdrBuilder::default()
             .nl_type(self.family)
-            .nl_flags(NlmF::REQUEST | NlmF::DUMP)
+            .nl_flags(NlmF::REQUEST | flags)
             .nl_seq(self.seq)
             .nl_payload(NlPayload::Payload(genl))
             .build()?;
-        self.dumps
-            .send(&req)
-            .map_err(|e| anyhow!("dev-get dump: {e}"))?;
-        let mut out = Vec::new();
+        self.dumps.send(&req).map_err(|e| anyhow!("send: {e}"))?;
         loop {
             let (msgs, _) = self
                 .dumps
                 .recv::<u16, Genlmsghdr<u8, u16>>()
-                .map_err(|e| anyhow!("dev-get dump: {e}"))?;
+                .map_err(|e| anyhow!("receive: {e}"))?;
             for m in msgs {
-                let m: Msg = m.map_err(|e| anyhow!("dev-get dump: {e}"))?;
+                let m: Msg = m.map_err(|e| anyhow!("receive: {e}"))?;
                 if *m.nl_seq() != self.seq {
                     continue;
                 }
-                let errno = match m.nl_payload() {
+                let (errno, ext_ack) = match m.nl_payload() {
                     NlPayload::Payload(g) => {
-                        out.push(parse(g)?);
+                        each(g)?;
                         continue;
                     }
-                    NlPayload::Err(e) => *e.error(),
-                    NlPayload::DumpExtAck(e) => *e.error(),
-                    NlPayload::Ack(_) | NlPayload::Empty => 0,
+                    NlPayload::Ack(_) => return Ok(()),
+                    NlPayload::Err(e) => (*e.error(), Some(e.ext_ack())),
+                    NlPayload::DumpExtAck(e) => (*e.error(), Some(e.ext_ack())),
+                    NlPayload::Empty => (0, None),
                 };
                 if errno != 0 {
-                    let e = std::io::Error::from_raw_os_error(errno.saturating_neg());
-                    return Err(anyhow!("dev-get dump: {e}"));
+                    let msg = ext_ack.into_iter().flat_map(|x| x.iter()).find_map(|a| {
+                        (*a.nla_type().nla_type() == NlmsgerrAttr::Msg).then(|| {
+                            String::from_utf8_lossy(a.nla_payload().as_ref())
+                                .trim_end_matches('\0')
+                                .to_string()
+                        })
+                    });
+                    return Err(Refused {
+                        errno: errno.saturating_neg(),
+                        msg,
+                    }
+                    .into());
                 }
                 if Nlmsg::from(*m.nl_type()) == Nlmsg::Done {
-                    return Ok(out);
+                    return Ok(());
                 }
             }
         }
+    }
+
+    /// Every port in this namespace (`dev-get` dump).
+    pub fn dump(&mut self) -> Result<Vec<PortState>> {
+        let mut out = Vec::new();
+        self.exchange(CMD_DEV_GET, NlmF::DUMP, GenlBuffer::new(), |g| {
+            out.push(parse(g)?);
+            Ok(())
+        })
+        .context("dev-get dump")?;
+        Ok(out)
+    }
+
+    /// `bind`: port `ifindex` (this namespace) follows SecY `secy_ifindex`
+    /// in the namespace of the open file `netns` (this one if `None`).
+    pub fn bind(&mut self, ifindex: u32, secy_ifindex: u32, netns: Option<i32>) -> Result<()> {
+        let mut attrs = GenlBuffer::new();
+        attrs.push(u32_attr(attr::IFINDEX, ifindex)?);
+        attrs.push(u32_attr(attr::SECY_IFINDEX, secy_ifindex)?);
+        if let Some(fd) = netns {
+            attrs.push(u32_attr(attr::SECY_NETNS_FD, fd as u32)?);
+        }
+        self.exchange(CMD_BIND, NlmF::ACK, attrs, |_| Ok(()))
+    }
+
+    /// `unbind`: port `ifindex` (this namespace) is no longer bound.
+    pub fn unbind(&mut self, ifindex: u32) -> Result<()> {
+        let mut attrs = GenlBuffer::new();
+        attrs.push(u32_attr(attr::IFINDEX, ifindex)?);
+        self.exchange(CMD_UNBIND, NlmF::ACK, attrs, |_| Ok(()))
     }
 
     /// Joins the `monitor` group: from now on, [`Client::next_change`]

@@ -7,6 +7,8 @@ pub mod discover;
 pub mod docs;
 pub mod genl;
 pub mod place;
+pub mod rules;
 pub mod slice;
 pub mod state;
+pub mod taint;
 pub mod webhook;

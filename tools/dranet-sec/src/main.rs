@@ -4,7 +4,7 @@
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use dranet_sec::state::PortState;
-use dranet_sec::{attrs, discover, docs, genl, place, slice, webhook};
+use dranet_sec::{attrs, discover, docs, genl, place, rules, slice, taint, webhook};
 use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -37,47 +37,117 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// The node's ResourceSlice(s): DRANet's attributes plus the MACsec ones.
+    /// The node's ResourceSlice(s): DRANet's attributes plus the MACsec
+    /// ones, and a taint on each unprotected RDMA port.
     Slice {
-        #[arg(long)]
-        node: String,
-        /// The DRA driver (and domain of its own attributes).
-        #[arg(long, default_value = "dra.net")]
-        driver: String,
-        /// The domain of the MACsec attributes.
-        #[arg(long, default_value = DOMAIN)]
-        domain: String,
+        #[command(flatten)]
+        node: NodeArgs,
         #[arg(long, value_enum, default_value_t = Output::Yaml)]
         output: Output,
         /// Re-emit on every notification (JSON: one document per line).
         #[arg(long)]
         watch: bool,
-        /// Where sysfs is.
-        #[arg(long, default_value = "/sys")]
-        sysfs: PathBuf,
     },
-    /// A DRANet webhook provider on a unix socket.
+    /// Binds an RDMA port to a SecY, possibly in another network namespace
+    /// (a DPU's): the port then advertises what that SecY protects.
+    Bind {
+        /// The port's interface name, in this namespace.
+        #[arg(long)]
+        port: String,
+        /// The MACsec netdev: its name or ifindex in its namespace.
+        #[arg(long)]
+        secy: String,
+        /// The SecY's network namespace: a name (`ip netns`), a path, or a
+        /// pid. Default: this one.
+        #[arg(long)]
+        netns: Option<String>,
+    },
+    /// Undoes `bind`.
+    Unbind {
+        #[arg(long)]
+        port: String,
+    },
+    /// DeviceTaintRules for the devices DRANet publishes itself: keeps
+    /// `--dir` holding exactly one rule per unprotected RDMA port.
+    TaintRules {
+        #[command(flatten)]
+        node: NodeArgs,
+        /// The directory of rules (created if missing).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Keep it so on every notification.
+        #[arg(long)]
+        watch: bool,
+        /// How each change is reported on stdout.
+        #[arg(long, value_enum, default_value_t = Events::Text)]
+        output: Events,
+    },
+    /// A DRANet webhook provider on a unix socket: attributes for every
+    /// device, and the profile `<domain>/protected`, which refuses to
+    /// prepare a port whose RDMA egress is not hardware-protected.
     Webhook {
         #[arg(long)]
         socket: PathBuf,
         #[arg(long, default_value = DOMAIN)]
         domain: String,
+        /// Every port's baseline config names the profile, so every pod
+        /// that gets a port is checked, whether its claim asks or not.
+        #[arg(long)]
+        enforce: bool,
         #[arg(long, default_value = "/sys")]
         sysfs: PathBuf,
     },
-    /// Where a ResourceClaim would go: evaluate its DeviceClass and request
-    /// CEL selectors against ResourceSlices, as the scheduler does.
+    /// Where a ResourceClaim would go, as the scheduler's allocator
+    /// places it (selectors, taints and tolerations, firstAvailable,
+    /// matchAttribute, backtracking); with `--evict`, which allocated
+    /// claims a NoExecute taint evicts.
     Place {
         /// Multi-document YAML with the ResourceClaim and its DeviceClasses.
-        #[arg(long)]
-        claim: String,
+        #[arg(long, required_unless_present = "evict")]
+        claim: Option<String>,
         /// ResourceSlices (YAML, JSON, or JSON lines), from any nodes.
         #[arg(long, num_args = 1.., required = true)]
         slices: Vec<String>,
+        /// ResourceClaims with `status.allocation`: their devices are in
+        /// use, and `--evict` judges them.
+        #[arg(long, num_args = 1..)]
+        allocated: Vec<String>,
+        /// Report the allocated claims that a NoExecute taint evicts.
+        #[arg(long, requires = "allocated")]
+        evict: bool,
         /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// What is published about a node's devices, and where they are read.
+#[derive(clap::Args)]
+struct NodeArgs {
+    /// The node: the pool's name.
+    #[arg(long)]
+    node: String,
+    /// The DRA driver (and domain of its own attributes).
+    #[arg(long, default_value = "dra.net")]
+    driver: String,
+    /// The domain of the MACsec attributes and of the taint key.
+    #[arg(long, default_value = DOMAIN)]
+    domain: String,
+    /// The effect of the `<domain>/unprotected` taint on an RDMA port
+    /// that is not hardware-protected.
+    #[arg(long, value_enum, default_value_t = taint::Effect::NoSchedule)]
+    taint_effect: taint::Effect,
+    /// Where sysfs is.
+    #[arg(long, default_value = "/sys")]
+    sysfs: PathBuf,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Events {
+    /// `create NAME`, `update NAME`, `delete NAME`.
+    Text,
+    /// One JSON object a line: `event`, `name`, `rule`.
+    Json,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -156,68 +226,210 @@ fn emit(slices: &[ResourceSlice], output: Output, watch: bool) -> Result<()> {
     Ok(())
 }
 
-fn build(opts: &slice::Options, sysfs: &Path, ports: &[PortState]) -> Result<Vec<ResourceSlice>> {
+/// This moment, to the second, as `timeAdded` is shown.
+fn now() -> Result<k8s_openapi::jiff::Timestamp> {
+    let s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?;
+    k8s_openapi::jiff::Timestamp::from_second(s.as_secs() as i64)
+        .map_err(|e| anyhow::anyhow!("the clock: {e}"))
+}
+
+fn build(
+    opts: &slice::Options,
+    sysfs: &Path,
+    ports: &[PortState],
+    clock: &mut taint::Clock,
+) -> Result<Vec<ResourceSlice>> {
     let devs = discover::netdevs(sysfs)?;
-    let (devices, warnings) = slice::devices(opts, &devs, ports)?;
+    let (mut devices, warnings) = slice::devices(opts, &devs, ports)?;
     for w in warnings {
         eprintln!("dranet-sec: {w}");
     }
+    clock.stamp(&taint::key(&opts.domain), &mut devices, now()?);
     Ok(slice::slices(opts, devices))
 }
 
-fn run_slice(
-    node: String,
-    driver: String,
-    domain: String,
-    output: Output,
-    watch: bool,
-    sysfs: &Path,
-) -> Result<bool> {
+fn run_slice(opts: slice::Options, output: Output, watch: bool, sysfs: &Path) -> Result<bool> {
     let mut c = genl::Client::connect()?;
     // Subscribed before the first dump: no change falls in between.
     if watch {
         c.subscribe()?;
     }
-    let mut opts = slice::Options {
-        node,
-        driver,
-        domain,
-        generation: 1,
-    };
-    emit(&build(&opts, sysfs, &c.dump()?)?, output, watch)?;
+    let mut opts = opts;
+    let mut clock = taint::Clock::default();
+    emit(&build(&opts, sysfs, &c.dump()?, &mut clock)?, output, watch)?;
     if !watch {
         return Ok(true);
     }
     loop {
         c.next_change()?;
         opts.generation += 1;
-        emit(&build(&opts, sysfs, &c.dump()?)?, output, watch)?;
+        emit(&build(&opts, sysfs, &c.dump()?, &mut clock)?, output, watch)?;
     }
 }
 
-fn run_webhook(socket: &Path, domain: &str, sysfs: &Path) -> Result<bool> {
+/// The ifindex of `name` in this thread's network namespace.
+fn ifindex(name: &str) -> Result<u32> {
+    let c = std::ffi::CString::new(name).map_err(|_| anyhow::anyhow!("{name:?}: not a name"))?;
+    // SAFETY: `c` is a NUL-terminated string that outlives the call.
+    match unsafe { libc::if_nametoindex(c.as_ptr()) } {
+        0 => Err(anyhow::anyhow!(
+            "{name}: {}",
+            std::io::Error::last_os_error()
+        )),
+        i => Ok(i),
+    }
+}
+
+/// The network namespace file `spec` names: a pid, a path, or a name
+/// under `/run/netns`.
+fn netns_file(spec: &str) -> Result<std::fs::File> {
+    let path = if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
+        format!("/proc/{spec}/ns/net")
+    } else if spec.contains('/') {
+        spec.to_string()
+    } else {
+        format!("/run/netns/{spec}")
+    };
+    std::fs::File::open(&path).with_context(|| format!("network namespace {spec:?} ({path})"))
+}
+
+/// The ifindex of `name` in the network namespace `ns`, looked up from a
+/// thread that enters it (setns() moves only the calling thread).
+fn ifindex_in(ns: &std::fs::File, name: &str) -> Result<u32> {
+    use std::os::fd::AsRawFd as _;
+    let fd = ns.as_raw_fd();
+    let name = name.to_string();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            // SAFETY: `fd` is an open file descriptor for as long as `ns`
+            // lives, which outlives this scoped thread.
+            if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } != 0 {
+                anyhow::bail!(
+                    "entering the namespace: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+            ifindex(&name)
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("lookup thread panicked"))?
+    })
+}
+
+fn run_bind(port: &str, secy: &str, netns: Option<&str>) -> Result<bool> {
+    use std::os::fd::AsRawFd as _;
+    let port_ix = ifindex(port)?;
+    let ns = netns.map(netns_file).transpose()?;
+    let secy_ix = match (secy.parse::<u32>(), &ns) {
+        (Ok(i), _) => i,
+        (Err(_), Some(f)) => ifindex_in(f, secy)?,
+        (Err(_), None) => ifindex(secy)?,
+    };
+    let mut c = genl::Client::connect()?;
+    c.bind(port_ix, secy_ix, ns.as_ref().map(|f| f.as_raw_fd()))
+        .context("bind")?;
+    let where_ = netns.map_or(String::new(), |n| format!(" in network namespace {n}"));
+    println!("{port} bound to {secy} (ifindex {secy_ix}){where_}");
+    show_port(&mut c, port_ix)
+}
+
+fn run_unbind(port: &str) -> Result<bool> {
+    let port_ix = ifindex(port)?;
+    let mut c = genl::Client::connect()?;
+    c.unbind(port_ix).context("unbind")?;
+    println!("{port} unbound");
+    show_port(&mut c, port_ix)
+}
+
+/// The port's row, if the kernel still tracks it.
+fn show_port(c: &mut genl::Client, ifindex: u32) -> Result<bool> {
+    if let Some(p) = c.dump()?.iter().find(|p| p.ifindex == ifindex) {
+        println!("{HEADER}");
+        println!("{}", row(p));
+    }
+    Ok(true)
+}
+
+fn run_taint_rules(
+    opts: &rules::Options,
+    dir: &Path,
+    watch: bool,
+    output: Events,
+    sysfs: &Path,
+) -> Result<bool> {
+    if !attrs::is_domain(&opts.domain) || !attrs::is_domain(&opts.driver) {
+        anyhow::bail!("--domain and --driver must be DNS subdomains");
+    }
+    let rd = rules::RuleDir::new(dir)?;
+    let mut clock = taint::Clock::seeded(rd.times()?);
+    let mut c = genl::Client::connect()?;
+    if watch {
+        c.subscribe()?;
+    }
+    let mut out = std::io::stdout();
+    loop {
+        let mut want = rules::wanted(opts, &discover::netdevs(sysfs)?, &c.dump()?);
+        rules::stamp(&mut want, &mut clock, now()?);
+        for e in rd.sync(&want)? {
+            match output {
+                Events::Json => writeln!(out, "{}", serde_json::to_string(&e)?)?,
+                Events::Text => writeln!(out, "{} {}", e.event, e.name)?,
+            }
+        }
+        out.flush()?;
+        if !watch {
+            return Ok(true);
+        }
+        c.next_change()?;
+    }
+}
+
+/// The webhook's node: sysfs for netdevs, the kernel's family for ports.
+struct SysNode<'a> {
+    sysfs: &'a Path,
+}
+
+impl webhook::Node for SysNode<'_> {
+    fn device(&self, q: &webhook::DeviceQuery) -> Result<Option<attrs::NetDev>> {
+        let devs = discover::netdevs(self.sysfs)?;
+        // The name first: a bond, its slaves and VLANs share one MAC.
+        // DRANet sends the interface name to GetDeviceAttributes and its
+        // device name to the others.
+        let by_name = |d: &attrs::NetDev| {
+            !q.name.is_empty() && (q.name == d.ifname || q.name == slice::device_name(d))
+        };
+        let by_pci = |d: &attrs::NetDev| {
+            !q.pci_address.is_empty() && d.pci_address.as_deref() == Some(q.pci_address.as_str())
+        };
+        let by_mac = |d: &attrs::NetDev| {
+            !q.mac_address.is_empty()
+                && d.mac
+                    .as_deref()
+                    .is_some_and(|m| m.eq_ignore_ascii_case(&q.mac_address))
+        };
+        let found = devs
+            .iter()
+            .find(|d| by_name(d))
+            .or_else(|| devs.iter().find(|d| by_pci(d)))
+            .or_else(|| devs.iter().find(|d| by_mac(d)));
+        Ok(found.cloned())
+    }
+
+    fn port(&self, ifname: &str) -> Result<Option<PortState>> {
+        let ports = genl::Client::connect()?.dump()?;
+        Ok(ports.into_iter().find(|p| p.ifname == ifname))
+    }
+}
+
+fn run_webhook(socket: &Path, domain: &str, enforce: bool, sysfs: &Path) -> Result<bool> {
     if !attrs::is_domain(domain) {
         anyhow::bail!("--domain {domain:?} is not a DNS subdomain");
     }
-    let lookup = |q: &webhook::DeviceQuery| -> Result<webhook::Attributes> {
-        let devs = discover::netdevs(sysfs)?;
-        let dev = devs.iter().find(|d| {
-            (!q.name.is_empty() && (q.name == d.ifname || q.name == slice::device_name(d)))
-                || (!q.pci_address.is_empty()
-                    && d.pci_address.as_deref() == Some(q.pci_address.as_str()))
-                || (!q.mac_address.is_empty()
-                    && d.mac
-                        .as_deref()
-                        .is_some_and(|m| m.eq_ignore_ascii_case(&q.mac_address)))
-        });
-        let ports = match dev {
-            Some(_) => genl::Client::connect()?.dump()?,
-            None => Vec::new(),
-        };
-        let port = dev.and_then(|d| ports.iter().find(|p| p.ifname == d.ifname));
-        Ok(attrs::macsec_attributes(domain, port))
+    let cfg = webhook::Config {
+        domain: domain.to_string(),
+        enforce,
     };
-    webhook::serve(socket, &lookup, &|| {
+    webhook::serve(&cfg, &SysNode { sysfs }, socket, &|| {
         eprintln!("dranet-sec: webhook listening on {}", socket.display())
     })?;
     Ok(true)
@@ -228,38 +440,89 @@ fn read(path: &str) -> Result<Vec<serde_json::Value>> {
     docs::objects(&text).with_context(|| path.to_string())
 }
 
-fn run_place(claim: &str, slices: &[String], json: bool) -> Result<bool> {
-    let objs = read(claim)?;
-    let claims: Vec<ResourceClaim> = docs::of_kind(&objs, "ResourceClaim")?;
-    let classes: Vec<DeviceClass> = docs::of_kind(&objs, "DeviceClass")?;
-    let [claim] = claims.as_slice() else {
-        anyhow::bail!(
-            "{claim}: want exactly one ResourceClaim, found {}",
-            claims.len()
-        );
-    };
+fn claims_in(files: &[String]) -> Result<Vec<ResourceClaim>> {
+    let mut out = Vec::new();
+    for f in files {
+        out.extend(docs::of_kind::<ResourceClaim>(&read(f)?, "ResourceClaim")?);
+    }
+    Ok(out)
+}
+
+fn run_place(
+    claim: Option<&str>,
+    slices: &[String],
+    allocated: &[String],
+    evict: bool,
+    json: bool,
+) -> Result<bool> {
     let mut all: Vec<ResourceSlice> = Vec::new();
     for f in slices {
         all.extend(docs::of_kind::<ResourceSlice>(&read(f)?, "ResourceSlice")?);
     }
-    let p = place::place(claim, &classes, &all)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&p)?);
+    let held = claims_in(allocated)?;
+    let placement = match claim {
+        None => None,
+        Some(path) => {
+            let objs = read(path)?;
+            let claims: Vec<ResourceClaim> = docs::of_kind(&objs, "ResourceClaim")?;
+            let classes: Vec<DeviceClass> = docs::of_kind(&objs, "DeviceClass")?;
+            let [claim] = claims.as_slice() else {
+                anyhow::bail!(
+                    "{path}: want exactly one ResourceClaim, found {}",
+                    claims.len()
+                );
+            };
+            Some(place::place(claim, &classes, &all, &held)?)
+        }
+    };
+    let evictions = if evict {
+        place::evictions(&held, &all)
     } else {
-        for a in &p.allocations {
+        Vec::new()
+    };
+    if json {
+        let mut v = match &placement {
+            Some(p) => serde_json::to_value(p)?,
+            None => serde_json::json!({}),
+        };
+        if evict {
+            v["evictions"] = serde_json::to_value(&evictions)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        if let Some(p) = &placement {
+            for a in &p.allocations {
+                println!(
+                    "request {}: node {} pool {} device {}",
+                    a.request, a.node, a.pool, a.device
+                );
+            }
+            for m in &p.problems {
+                println!("unsatisfied: {m}");
+            }
+            for n in p.nodes.iter().filter(|n| !n.fits) {
+                println!(
+                    "node {}: {}",
+                    n.node,
+                    n.reason.as_deref().unwrap_or("does not fit")
+                );
+            }
+            for r in &p.rejected {
+                println!("rejected {}/{}: {}", r.node, r.device, r.reason);
+            }
+        }
+        for e in &evictions {
+            let when = match e.after_seconds {
+                0 => "at once".to_string(),
+                s => format!("{s} s after the taint was added"),
+            };
             println!(
-                "request {}: node {} pool {} device {}",
-                a.request, a.node, a.pool, a.device
+                "evict {} (request {}, node {} device {}): {} not tolerated, {when}",
+                e.claim, e.request, e.node, e.device, e.taint
             );
         }
-        for m in &p.problems {
-            println!("unsatisfied: {m}");
-        }
-        for r in &p.rejected {
-            println!("rejected {}/{}: {}", r.node, r.device, r.reason);
-        }
     }
-    Ok(p.satisfied)
+    Ok(placement.is_none_or(|p| p.satisfied))
 }
 
 fn main() -> ExitCode {
@@ -269,22 +532,47 @@ fn main() -> ExitCode {
         Cmd::Monitor { json } => monitor(json),
         Cmd::Slice {
             node,
-            driver,
-            domain,
             output,
             watch,
-            sysfs,
-        } => run_slice(node, driver, domain, output, watch, &sysfs),
+        } => {
+            let opts = slice::Options {
+                node: node.node,
+                driver: node.driver,
+                domain: node.domain,
+                generation: 1,
+                effect: node.taint_effect,
+            };
+            run_slice(opts, output, watch, &node.sysfs)
+        }
+        Cmd::Bind { port, secy, netns } => run_bind(&port, &secy, netns.as_deref()),
+        Cmd::Unbind { port } => run_unbind(&port),
+        Cmd::TaintRules {
+            node,
+            dir,
+            watch,
+            output,
+        } => {
+            let opts = rules::Options {
+                node: node.node,
+                driver: node.driver,
+                domain: node.domain,
+                effect: node.taint_effect,
+            };
+            run_taint_rules(&opts, &dir, watch, output, &node.sysfs)
+        }
         Cmd::Webhook {
             socket,
             domain,
+            enforce,
             sysfs,
-        } => run_webhook(&socket, &domain, &sysfs),
+        } => run_webhook(&socket, &domain, enforce, &sysfs),
         Cmd::Place {
             claim,
             slices,
+            allocated,
+            evict,
             json,
-        } => run_place(&claim, &slices, json),
+        } => run_place(claim.as_deref(), &slices, &allocated, evict, json),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,

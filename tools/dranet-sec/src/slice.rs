@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! ResourceSlices for one node: one pool named after the node, as DRANet
-//! publishes it, split into slices of at most 128 devices.
+//! publishes it, split into slices of at most 128 devices, or 64 where a
+//! slice holds a tainted device.
 
 use crate::attrs::{self, NetDev, MAX_DEVICES_PER_SLICE};
 use crate::state::PortState;
+use crate::taint::{self, Effect, MAX_DEVICES_PER_TAINTED_SLICE, MAX_TAINTS_PER_DEVICE};
 use anyhow::{bail, Result};
 use k8s_openapi::api::resource::v1::{Device, ResourcePool, ResourceSlice, ResourceSliceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -19,27 +21,41 @@ pub struct Options {
     pub domain: String,
     /// The pool's generation: grows with every new set of slices.
     pub generation: i64,
+    /// The effect of the taint on an unprotected RDMA port.
+    pub effect: Effect,
 }
 
-/// A device name as DRANet makes it: `pci-0000-10-1b-0` for a PCI
-/// function, else the interface name, as an RFC 1123 label.
-pub fn device_name(dev: &NetDev) -> String {
-    let raw = match &dev.pci_address {
-        Some(a) => format!("pci-{a}"),
-        None => dev.ifname.clone(),
-    };
-    let mut s: String = raw
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    s.truncate(63);
-    let s = s.trim_matches('-').to_string();
-    if s.is_empty() {
-        "dev".to_string()
-    } else {
-        s
+/// RFC 4648 base32, lower case, without padding.
+fn base32(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let mut out = String::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &b in bytes {
+        acc = (acc << 8) | b as u32;
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            out.push(ALPHABET[((acc >> bits) & 31) as usize] as char);
+        }
     }
+    if bits > 0 {
+        out.push(ALPHABET[((acc << (5 - bits)) & 31) as usize] as char);
+    }
+    out
+}
+
+/// A device name as DRANet makes it (`pkg/names/names.go`): a PCI
+/// function is `pci-` and its address with `:` and `.` as `-`
+/// (`pci-0000-10-1b-0`); an interface name that is a DNS label is itself;
+/// any other is `net-` and its base32 (lower case, no padding).
+pub fn device_name(dev: &NetDev) -> String {
+    if let Some(a) = &dev.pci_address {
+        return format!("pci-{}", a.replace([':', '.'], "-"));
+    }
+    if dev.ifname.is_empty() || attrs::is_dns_label(&dev.ifname) {
+        return dev.ifname.clone();
+    }
+    format!("net-{}", base32(dev.ifname.as_bytes()))
 }
 
 /// The devices of `devs`, with their DRANet and MACsec attributes; `ports`
@@ -97,26 +113,50 @@ pub fn devices(
         for w in attrs::fit(&mut a, &opts.domain) {
             warnings.push(format!("{name}: {w}"));
         }
+        let taints =
+            taint::reason(dev, port).map(|r| vec![taint::taint(&opts.domain, opts.effect, &r)]);
         out.push(Device {
             name,
             attributes: Some(a),
+            taints,
             ..Default::default()
         });
     }
     Ok((out, warnings))
 }
 
-/// The node's pool as slices of at most [`MAX_DEVICES_PER_SLICE`] devices,
-/// each naming how many slices the pool has.
+fn tainted(d: &Device) -> bool {
+    d.taints.as_ref().is_some_and(|t| !t.is_empty())
+}
+
+/// `devices` in order, cut where the next device would break a slice's
+/// limit: 128 devices, or 64 once one of them is tainted.
+fn chunks(devices: Vec<Device>) -> Vec<Vec<Device>> {
+    let mut out: Vec<Vec<Device>> = vec![Vec::new()];
+    let mut has_taint = false;
+    for d in devices {
+        let t = tainted(&d);
+        let cur = out.len() - 1;
+        let limit = if has_taint || t {
+            MAX_DEVICES_PER_TAINTED_SLICE
+        } else {
+            MAX_DEVICES_PER_SLICE
+        };
+        if out[cur].len() + 1 > limit {
+            out.push(Vec::new());
+            has_taint = false;
+        }
+        has_taint |= t;
+        let last = out.len() - 1;
+        out[last].push(d);
+    }
+    out
+}
+
+/// The node's pool as slices within the API server's limits, each naming
+/// how many slices the pool has.
 pub fn slices(opts: &Options, devices: Vec<Device>) -> Vec<ResourceSlice> {
-    let chunks: Vec<Vec<Device>> = if devices.is_empty() {
-        vec![Vec::new()]
-    } else {
-        devices
-            .chunks(MAX_DEVICES_PER_SLICE)
-            .map(|c| c.to_vec())
-            .collect()
-    };
+    let chunks = chunks(devices);
     let count = chunks.len() as i64;
     let base = format!("{}-{}", opts.node, opts.driver.replace('.', "-"));
     chunks
@@ -140,4 +180,60 @@ pub fn slices(opts: &Options, devices: Vec<Device>) -> Vec<ResourceSlice> {
             },
         })
         .collect()
+}
+
+/// What the API server would refuse in `slices`, the slices of one pool:
+/// the limits of `resource.k8s.io/v1` (devices per slice, attributes,
+/// taints) and the pool's slice count. Empty when all is well.
+pub fn problems(slices: &[ResourceSlice]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in slices {
+        let name = s.metadata.name.as_deref().unwrap_or("?");
+        if s.spec.pool.resource_slice_count != slices.len() as i64 {
+            out.push(format!(
+                "{name}: resourceSliceCount {} but the pool has {} slices",
+                s.spec.pool.resource_slice_count,
+                slices.len()
+            ));
+        }
+        let devs = s.spec.devices.as_deref().unwrap_or_default();
+        let limit = if devs.iter().any(tainted) {
+            MAX_DEVICES_PER_TAINTED_SLICE
+        } else {
+            MAX_DEVICES_PER_SLICE
+        };
+        if devs.len() > limit {
+            out.push(format!("{name}: {} devices, at most {limit}", devs.len()));
+        }
+        for d in devs {
+            if !attrs::is_dns_label(&d.name) {
+                out.push(format!("{name}: device name {:?}", d.name));
+            }
+            let a = d.attributes.as_ref();
+            if a.map_or(0, |a| a.len()) > attrs::MAX_ATTRS {
+                out.push(format!("{name}/{}: too many attributes", d.name));
+            }
+            for (k, v) in a.into_iter().flatten() {
+                if let Err(e) = attrs::check(k, v) {
+                    out.push(format!("{name}/{}: {e}", d.name));
+                }
+            }
+            let taints = d.taints.as_deref().unwrap_or_default();
+            if taints.len() > MAX_TAINTS_PER_DEVICE {
+                out.push(format!("{name}/{}: {} taints", d.name, taints.len()));
+            }
+            for t in taints {
+                if !taint::is_label_name(&t.key) {
+                    out.push(format!("{name}/{}: taint key {:?}", d.name, t.key));
+                }
+                if !taint::is_label_value(t.value.as_deref().unwrap_or("")) {
+                    out.push(format!("{name}/{}: taint value {:?}", d.name, t.value));
+                }
+                if !["None", "NoSchedule", "NoExecute"].contains(&t.effect.as_str()) {
+                    out.push(format!("{name}/{}: taint effect {:?}", d.name, t.effect));
+                }
+            }
+        }
+    }
+    out
 }

@@ -1,11 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A DRANet "bring your own provider" webhook: DRANet
-//! (`--cloud-provider-hint=webhook --webhook-url=unix:///PATH`) POSTs
-//! `/GetDeviceAttributes` with `{"mac_address","pci_address","name"}` for
-//! every device on every scan, and merges the map of qualified name to
-//! DeviceAttribute it gets back. So DRANet itself publishes the MACsec
-//! attributes, unforked.
+//! A DRANet "bring your own provider" webhook, both a cloud provider and a
+//! profile provider, on a unix socket.
+//!
+//! The contract is DRANet's client, `pkg/cloudprovider/webhook/webhook.go`
+//! (kubernetes-sigs/dranet), and its page
+//! `site/content/docs/contributing/webhook-providers.md`:
+//!
+//! - `GET /health`: `200` and the capabilities object
+//!   `{"cloudProvider": bool, "profileProvider": bool}`. DRANet reads it
+//!   once at start; without `cloudProvider` it never asks for attributes,
+//!   without `profileProvider` it refuses `--profile-provider=webhook`.
+//! - `POST /GetDeviceAttributes`, body `DeviceIdentifiers`
+//!   (`{"mac_address","pci_address","name"}`, the first two omitted when
+//!   empty): a map of qualified name to `DeviceAttribute`, merged into the
+//!   device. Asked for every device on every scan.
+//! - `POST /GetDeviceConfig`, same body: the device's baseline
+//!   `NetworkConfig`, asked right after. This provider has none (`{}`),
+//!   unless enforcing: then a port's baseline names [`profile`], so that
+//!   DRANet asks the profile provider before preparing it. Only the cloud
+//!   provider is asked for a baseline: enforcing needs DRANet started with
+//!   `--cloud-provider-hint=webhook`.
+//! - `POST /GetProfileConfig`, body `ProfileRequest`
+//!   (`{"device": DeviceIdentifiers, "claim_uid", "config": NetworkConfig}`),
+//!   sent from `NodePrepareResources` when the merged config names a
+//!   profile: `200` and a `NetworkConfig` to merge, or an error status that
+//!   fails the preparation, the body shown in the pod's events. Here: `404`
+//!   for a profile this provider does not serve, `409` when the port is
+//!   not hardware-protected now (the kubelet retries, so the pod starts
+//!   once protection returns), `500` when the kernel cannot be asked.
+//!   Stateless, hence idempotent.
+//! - `POST /ReleaseProfileConfig`, same body: `200`, nothing to free.
+//!
+//! DRANet treats any status but `200` as failure and shows the body; a
+//! malformed body is `400`, an unknown path `404`, a wrong method `405`.
 
+use crate::attrs::{self, NetDev};
+use crate::state::PortState;
 use anyhow::{Context as _, Result};
 use k8s_openapi::api::resource::v1::DeviceAttribute;
 use serde::Deserialize;
@@ -13,10 +43,11 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
-/// Larger bodies are refused (413): a request is three short strings.
+/// Larger bodies are refused (413): DRANet sends identifiers and one
+/// interface's `NetworkConfig`.
 pub const MAX_BODY: u64 = 64 * 1024;
 
-/// What DRANet asks about.
+/// DRANet's `cloudprovider.DeviceIdentifiers`: which device it means.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 pub struct DeviceQuery {
     #[serde(default)]
@@ -27,70 +58,212 @@ pub struct DeviceQuery {
     pub name: String,
 }
 
+/// DRANet's `webhook.ProfileRequest`. `config` is its `apis.NetworkConfig`,
+/// of which only `profile` matters here; the rest is passed through
+/// untouched and unread.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+pub struct ProfileRequest {
+    pub device: DeviceQuery,
+    #[serde(default)]
+    pub claim_uid: String,
+    #[serde(default)]
+    pub config: Option<serde_json::Value>,
+}
+
 pub type Attributes = BTreeMap<String, DeviceAttribute>;
 
-/// One request, without the transport: status and JSON body.
-pub fn handle(
-    method: &str,
-    url: &str,
-    body: &[u8],
-    lookup: &dyn Fn(&DeviceQuery) -> Result<Attributes>,
-) -> (u16, String) {
-    let err = |code: u16, msg: &str| (code, serde_json::json!({ "error": msg }).to_string());
-    let path = url.split('?').next().unwrap_or("");
-    if path != "/GetDeviceAttributes" {
-        return err(
-            404,
-            "unknown path; this provider answers POST /GetDeviceAttributes",
-        );
-    }
-    if method != "POST" {
-        return err(405, "use POST");
-    }
+/// The node, as the webhook sees it; a fake one in tests.
+pub trait Node {
+    /// The netdev DRANet means, if this node has it.
+    fn device(&self, q: &DeviceQuery) -> Result<Option<NetDev>>;
+    /// The kernel's port object for `ifname`, if `macsec_bridge` tracks
+    /// one. An error means the kernel could not be asked.
+    fn port(&self, ifname: &str) -> Result<Option<PortState>>;
+}
+
+/// How the webhook answers.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Domain of the MACsec attributes, and of [`profile`].
+    pub domain: String,
+    /// Give every port a baseline config naming [`profile`], so that no
+    /// port is prepared for a pod without the check, whether or not the
+    /// claim asks for it.
+    pub enforce: bool,
+}
+
+/// The profile this provider serves: "prepare only while the port's RDMA
+/// egress is hardware-MACsec protected".
+pub fn profile(domain: &str) -> String {
+    format!("{domain}/protected")
+}
+
+/// What `GET /health` answers.
+pub const CAPABILITIES: &str = r#"{"cloudProvider":true,"profileProvider":true}"#;
+
+type Reply = (u16, String);
+
+fn err(code: u16, msg: &str) -> Reply {
+    (code, serde_json::json!({ "error": msg }).to_string())
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Reply> {
     if body.len() as u64 > MAX_BODY {
-        return err(413, "request body too large");
+        return Err(err(413, "request body too large"));
     }
-    let q: DeviceQuery = match serde_json::from_slice(body) {
-        Ok(q) => q,
-        Err(e) => return err(400, &format!("malformed request: {e}")),
-    };
+    serde_json::from_slice(body).map_err(|e| err(400, &format!("malformed request: {e}")))
+}
+
+fn device_query(body: &[u8]) -> Result<DeviceQuery, Reply> {
+    let q: DeviceQuery = parse(body)?;
     if q.name.is_empty() && q.mac_address.is_empty() && q.pci_address.is_empty() {
-        return err(400, "name, mac_address or pci_address needed");
+        return Err(err(400, "name, mac_address or pci_address needed"));
     }
-    match lookup(&q).and_then(|a| Ok(serde_json::to_string(&a)?)) {
-        Ok(body) => (200, body),
-        Err(e) => err(500, &format!("{e:#}")),
+    Ok(q)
+}
+
+fn internal(e: anyhow::Error) -> Reply {
+    err(500, &format!("{e:#}"))
+}
+
+/// The netdev and its port object, if any.
+fn lookup(node: &dyn Node, q: &DeviceQuery) -> Result<Option<(NetDev, Option<PortState>)>> {
+    let Some(dev) = node.device(q)? else {
+        return Ok(None);
+    };
+    let port = node.port(&dev.ifname)?;
+    Ok(Some((dev, port)))
+}
+
+fn attributes(cfg: &Config, node: &dyn Node, body: &[u8]) -> Result<Reply, Reply> {
+    let q = device_query(body)?;
+    let found = lookup(node, &q).map_err(internal)?;
+    let port = found.as_ref().and_then(|(_, p)| p.as_ref());
+    let a = attrs::macsec_attributes(&cfg.domain, port);
+    Ok((
+        200,
+        serde_json::to_string(&a).map_err(|e| internal(e.into()))?,
+    ))
+}
+
+fn device_config(cfg: &Config, node: &dyn Node, body: &[u8]) -> Result<Reply, Reply> {
+    let q = device_query(body)?;
+    if !cfg.enforce {
+        return Ok((200, "{}".into()));
+    }
+    // DRANet asks once a scan, keeps no baseline after an error, and then
+    // never asks the profile: a failure must not lift the guard. So a
+    // port, an RDMA netdev the kernel could not be asked about, and any
+    // device when sysfs cannot be read get the profile, and the check
+    // happens (and fails closed) at preparation. A netdev that does not
+    // exist is no port of ours.
+    let guarded = match node.device(&q) {
+        Err(_) => true,
+        Ok(None) => false,
+        Ok(Some(dev)) => match node.port(&dev.ifname) {
+            Ok(p) => p.is_some(),
+            Err(_) => !dev.rdma_devices.is_empty(),
+        },
+    };
+    if !guarded {
+        return Ok((200, "{}".into()));
+    }
+    let conf = serde_json::json!({ "profile": profile(&cfg.domain) });
+    Ok((200, conf.to_string()))
+}
+
+/// Why a device may not be prepared now, or `None` if it may.
+fn refusal(q: &DeviceQuery, found: Option<(NetDev, Option<PortState>)>) -> Option<String> {
+    let Some((dev, port)) = found else {
+        return Some(format!("device {:?}: no such netdev on this node", q.name));
+    };
+    let Some(p) = port else {
+        return Some(format!(
+            "{}: not an RDMA port known to macsec_bridge, so its egress is not protected",
+            dev.ifname
+        ));
+    };
+    if p.offloaded() {
+        return None;
+    }
+    Some(format!(
+        "{}: RDMA egress is not hardware-MACsec protected (protection {}, reason {})",
+        p.ifname, p.protection, p.reason
+    ))
+}
+
+fn profile_config(cfg: &Config, node: &dyn Node, body: &[u8]) -> Result<Reply, Reply> {
+    let req: ProfileRequest = parse(body)?;
+    let name = req
+        .config
+        .as_ref()
+        .and_then(|c| c.get("profile"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("");
+    let ours = profile(&cfg.domain);
+    if name != ours {
+        return Err(err(
+            404,
+            &format!("profile {name:?} not found; this provider serves {ours:?}"),
+        ));
+    }
+    let found = lookup(node, &req.device).map_err(internal)?;
+    match refusal(&req.device, found) {
+        Some(why) => Err(err(409, &why)),
+        None => Ok((200, "{}".into())),
     }
 }
 
-/// Serves `lookup` on a unix socket at `path`, forever; `ready` is called
-/// once it listens.
-pub fn serve(
-    path: &Path,
-    lookup: &dyn Fn(&DeviceQuery) -> Result<Attributes>,
-    ready: &dyn Fn(),
-) -> Result<()> {
+fn release(body: &[u8]) -> Result<Reply, Reply> {
+    let _: ProfileRequest = parse(body)?;
+    Ok((200, "{}".into()))
+}
+
+/// One request, without the transport: status and JSON body.
+pub fn handle(cfg: &Config, node: &dyn Node, method: &str, url: &str, body: &[u8]) -> Reply {
+    let path = url.split('?').next().unwrap_or("");
+    let want = match path {
+        "/health" => "GET",
+        "/GetDeviceAttributes"
+        | "/GetDeviceConfig"
+        | "/GetProfileConfig"
+        | "/ReleaseProfileConfig" => "POST",
+        _ => return err(404, &format!("unknown path {path:?}")),
+    };
+    if method != want {
+        return err(405, &format!("use {want} {path}"));
+    }
+    let r = match path {
+        "/health" => Ok((200, CAPABILITIES.to_string())),
+        "/GetDeviceAttributes" => attributes(cfg, node, body),
+        "/GetDeviceConfig" => device_config(cfg, node, body),
+        "/GetProfileConfig" => profile_config(cfg, node, body),
+        _ => release(body),
+    };
+    r.unwrap_or_else(|e| e)
+}
+
+/// Serves on a unix socket at `path`, forever; `ready` is called once it
+/// listens.
+pub fn serve(cfg: &Config, node: &dyn Node, path: &Path, ready: &dyn Fn()) -> Result<()> {
     let _ = std::fs::remove_file(path);
     let server = tiny_http::Server::http_unix(path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     ready();
+    let json = tiny_http::Header::from_bytes("Content-Type", "application/json")
+        .map_err(|()| anyhow::anyhow!("content-type header"))?;
     loop {
         let mut req = server.recv().context("accept")?;
         let mut body = Vec::new();
         // One byte past the limit tells an oversized body from a full one.
         let read = req.as_reader().take(MAX_BODY + 1).read_to_end(&mut body);
         let (code, text) = match read {
-            Ok(_) => handle(&req.method().to_string(), req.url(), &body, lookup),
-            Err(e) => (
-                400,
-                serde_json::json!({ "error": format!("reading body: {e}") }).to_string(),
-            ),
+            Ok(_) => handle(cfg, node, &req.method().to_string(), req.url(), &body),
+            Err(e) => err(400, &format!("reading body: {e}")),
         };
-        let json = tiny_http::Header::from_bytes("Content-Type", "application/json")
-            .expect("static header");
         let resp = tiny_http::Response::from_string(text)
             .with_status_code(code)
-            .with_header(json);
+            .with_header(json.clone());
         // A client that went away is its own problem.
         let _ = req.respond(resp);
     }

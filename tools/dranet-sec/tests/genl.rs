@@ -71,6 +71,7 @@ fn attributes_and_ops_match_the_spec() {
         ("feature-owner", attr::FEATURE_OWNER),
         ("generation", attr::GENERATION),
         ("secy-netnsid", attr::SECY_NETNSID),
+        ("secy-netns-fd", attr::SECY_NETNS_FD),
     ] {
         assert_eq!(num(n), v, "{n}");
     }
@@ -84,9 +85,16 @@ fn attributes_and_ops_match_the_spec() {
         ops.iter().position(|o| *o == "dev-get").unwrap() as u8 + 1,
         genl::CMD_DEV_GET
     );
-    assert_eq!(
-        ops.iter().position(|o| *o == "dev-change-ntf").unwrap() as u8 + 1,
-        genl::CMD_DEV_CHANGE_NTF
-    );
+    for (n, v) in [
+        ("dev-change-ntf", genl::CMD_DEV_CHANGE_NTF),
+        ("bind", genl::CMD_BIND),
+        ("unbind", genl::CMD_UNBIND),
+    ] {
+        assert_eq!(
+            ops.iter().position(|o| *o == n).unwrap() as u8 + 1,
+            v,
+            "{n}"
+        );
+    }
     assert_eq!(s["mcast-groups"]["list"][0]["name"], genl::MCGRP_MONITOR);
 }

@@ -17,7 +17,16 @@ fn example() -> (ResourceClaim, Vec<DeviceClass>) {
 
 fn claim_with(expr: &str, count: Option<i64>, mode: Option<&str>) -> ResourceClaim {
     let mut c = example().0;
-    let ex = c.spec.devices.as_mut().unwrap().requests.as_mut().unwrap()[0]
+    let ex = c
+        .spec
+        .as_mut()
+        .unwrap()
+        .devices
+        .as_mut()
+        .unwrap()
+        .requests
+        .as_mut()
+        .unwrap()[0]
         .exactly
         .as_mut()
         .unwrap();
@@ -37,7 +46,7 @@ fn example_claim_lands_on_the_one_protected_numa0_nic() {
     // NIC 2 (NUMA 0): only the latter fits.
     let slices = inventory(100, &[(41, 3), (73, 2)]);
     let (claim, classes) = example();
-    let p = place::place(&claim, &classes, &slices).unwrap();
+    let p = place::place(&claim, &classes, &slices, &[]).unwrap();
     assert!(p.satisfied);
     assert_eq!(p.allocations.len(), 1);
     let a = &p.allocations[0];
@@ -79,16 +88,17 @@ fn example_claim_lands_on_the_one_protected_numa0_nic() {
 fn nothing_protected_nothing_placed() {
     let slices = inventory(10, &[]);
     let (claim, classes) = example();
-    let p = place::place(&claim, &classes, &slices).unwrap();
+    let p = place::place(&claim, &classes, &slices, &[]).unwrap();
     assert!(!p.satisfied);
     assert!(p.allocations.is_empty());
     assert_eq!(p.rejected.len(), 80);
 }
 
 #[test]
-fn a_missing_attribute_is_an_error_for_that_device() {
+fn a_missing_attribute_is_an_error_for_the_attempt() {
     // Without `.?...orValue()`, a device without the attribute is an error
-    // (as in the scheduler), not a non-match.
+    // (as in the scheduler), not a non-match; and an error on one node
+    // fails the scheduler's whole attempt, though node-001 would fit.
     let slices = inventory(2, &[(1, 0)]);
     let mut stripped = slices.clone();
     for s in &mut stripped {
@@ -106,9 +116,17 @@ fn a_missing_attribute_is_an_error_for_that_device() {
         None,
         None,
     );
-    let p = place::place(&claim, &example().1, &stripped).unwrap();
-    assert!(p.satisfied);
-    assert_eq!(p.allocations[0].node, "node-001");
+    let p = place::place(&claim, &example().1, &stripped, &[]).unwrap();
+    assert!(!p.satisfied);
+    assert!(p.allocations.is_empty());
+    let fit = |n: &str| p.nodes.iter().find(|f| f.node == n).unwrap().clone();
+    assert!(fit("node-001").fits);
+    assert!(fit("node-000").error);
+    assert!(
+        p.problems[0].starts_with("the scheduler's attempt fails, and is retried: node node-000: device pci-0000-10-00-0: request nic: CEL runtime error"),
+        "{:?}",
+        p.problems
+    );
     let r = p.rejected.iter().find(|r| r.node == "node-000").unwrap();
     assert!(r.reason.contains("runtime error"), "{}", r.reason);
     // An unknown domain is an empty map: the error names the attribute.
@@ -117,7 +135,7 @@ fn a_missing_attribute_is_an_error_for_that_device() {
         None,
         None,
     );
-    let p = place::place(&claim, &example().1, &slices).unwrap();
+    let p = place::place(&claim, &example().1, &slices, &[]).unwrap();
     assert!(!p.satisfied);
     assert!(
         p.rejected[0].reason.contains("foo"),
@@ -134,6 +152,7 @@ fn counts_and_all() {
         &claim_with(&protected, Some(3), None),
         &example().1,
         &slices,
+        &[],
     )
     .unwrap();
     assert!(p.satisfied);
@@ -148,6 +167,7 @@ fn counts_and_all() {
         &claim_with(&protected, Some(4), None),
         &example().1,
         &slices,
+        &[],
     )
     .unwrap();
     assert!(!p.satisfied);
@@ -155,6 +175,7 @@ fn counts_and_all() {
         &claim_with(&protected, None, Some("All")),
         &example().1,
         &slices,
+        &[],
     )
     .unwrap();
     assert!(p.satisfied);

@@ -23,11 +23,17 @@ fn device_names_follow_dranet() {
         ifname: "Macsec0.7_x".into(),
         ..Default::default()
     };
-    assert_eq!(device_name(&v), "macsec0-7-x");
+    assert_eq!(device_name(&v), "net-jvqwg43fmmyc4n27pa");
+    // Interface names are at most 15 bytes (IFNAMSIZ): always a label.
     assert!(attrs::is_dns_label(&device_name(&NetDev {
-        ifname: "-".repeat(80),
+        ifname: "-".repeat(15),
         ..Default::default()
     })));
+    let plain = NetDev {
+        ifname: "eth0".into(),
+        ..Default::default()
+    };
+    assert_eq!(device_name(&plain), "eth0");
 }
 
 #[test]

@@ -1,34 +1,380 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The webhook provider, over a real unix socket.
+//! The webhook provider against DRANet's contract
+//! (kubernetes-sigs/dranet `pkg/cloudprovider/webhook/webhook.go`), without
+//! and with the transport. Request bodies are shaped as Go's encoding/json
+//! marshals DRANet's types; responses are decoded as DRANet decodes them.
+mod common;
 
 use anyhow::Result;
-use dranet_sec::attrs;
+use common::*;
+use dranet_sec::attrs::NetDev;
 use dranet_sec::state::PortState;
-use dranet_sec::webhook::{self, Attributes, DeviceQuery};
+use dranet_sec::webhook::{self, Config, DeviceQuery, Node};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const DOMAIN: &str = "macsec.dranet-sec.io";
+/// A node with three NICs: ens10 (port, state settable), ens11 (an RDMA
+/// netdev the kernel does not track), ens12 (no RDMA device, no port).
+#[derive(Clone, Default)]
+struct FakeNode {
+    /// ens10's protection and reason; `None`: the kernel cannot be asked.
+    ens10: Arc<Mutex<Option<(String, String)>>>,
+}
 
-fn lookup(q: &DeviceQuery) -> Result<Attributes> {
-    let protected = PortState {
-        ifname: "ens1f0".into(),
-        protection: "offload-mac".into(),
-        reason: "none".into(),
-        relation: Some("bound".into()),
-        ..Default::default()
+impl FakeNode {
+    fn new(protection: &str, reason: &str) -> Self {
+        let n = FakeNode::default();
+        n.set(Some((protection, reason)));
+        n
+    }
+    fn set(&self, s: Option<(&str, &str)>) {
+        *self.ens10.lock().unwrap() = s.map(|(p, r)| (p.to_string(), r.to_string()));
+    }
+    fn devs() -> Vec<NetDev> {
+        let mut plain = nic(2);
+        plain.rdma_devices.clear();
+        vec![nic(0), nic(1), plain]
+    }
+}
+
+impl Node for FakeNode {
+    fn device(&self, q: &DeviceQuery) -> Result<Option<NetDev>> {
+        Ok(Self::devs().into_iter().find(|d| {
+            q.name == d.ifname
+                || q.name == dranet_sec::slice::device_name(d)
+                || d.mac.as_deref() == Some(q.mac_address.as_str())
+        }))
+    }
+    fn port(&self, ifname: &str) -> Result<Option<PortState>> {
+        let Some((prot, reason)) = self.ens10.lock().unwrap().clone() else {
+            anyhow::bail!("macsec_bridge: family not found (is the module loaded?)");
+        };
+        Ok((ifname == "ens10").then(|| port(&nic(0), &prot, &reason)))
+    }
+}
+
+/// A node whose sysfs cannot be read.
+struct BrokenNode;
+
+impl Node for BrokenNode {
+    fn device(&self, _: &DeviceQuery) -> Result<Option<NetDev>> {
+        anyhow::bail!("/sys/class/net: Permission denied")
+    }
+    fn port(&self, _: &str) -> Result<Option<PortState>> {
+        unreachable!("asked only about a device found")
+    }
+}
+
+fn cfg(enforce: bool) -> Config {
+    Config {
+        domain: DOMAIN.to_string(),
+        enforce,
+    }
+}
+
+/// `{"error": msg}` of a failed reply, asserting that shape.
+fn error_of(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let m = v.as_object().unwrap();
+    assert_eq!(m.len(), 1, "{body}");
+    m["error"].as_str().unwrap().to_string()
+}
+
+/// DRANet's `DeviceIdentifiers` for PCI NIC `i`, as Go marshals it.
+fn ids(i: usize) -> Value {
+    let d = nic(i);
+    json!({
+        "mac_address": d.mac.unwrap(),
+        "pci_address": d.pci_address.unwrap(),
+        "name": dranet_sec::slice::device_name(&nic(i)),
+    })
+}
+
+/// A `ProfileRequest` as DRANet's `GetProfileConfig` marshals it: the
+/// merged `NetworkConfig` carries the profile beside the user's settings.
+fn profile_req(device: Value, profile: Option<&str>) -> String {
+    let mut config = json!({"interface": {"name": "net1", "addresses": ["10.0.0.2/24"]}});
+    if let Some(p) = profile {
+        config["profile"] = json!(p);
+    }
+    json!({"device": device, "claim_uid": "0f3c-uid", "config": config}).to_string()
+}
+
+fn call(c: &Config, n: &FakeNode, method: &str, path: &str, body: &str) -> (u16, String) {
+    webhook::handle(c, n, method, path, body.as_bytes())
+}
+
+const PROTECTED: &str = "macsec.dranet-sec.io/protected";
+
+#[test]
+fn health_declares_both_capabilities() {
+    let n = FakeNode::new("offload-mac", "none");
+    let (code, body) = call(&cfg(false), &n, "GET", "/health", "");
+    assert_eq!(code, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v, json!({"cloudProvider": true, "profileProvider": true}));
+    assert_eq!(call(&cfg(false), &n, "POST", "/health", "").0, 405);
+    // DRANet's client asks even while the kernel cannot be: still healthy.
+    n.set(None);
+    assert_eq!(call(&cfg(false), &n, "GET", "/health", "").0, 200);
+}
+
+#[test]
+fn attributes_for_every_device() {
+    let c = cfg(false);
+    let n = FakeNode::new("offload-mac", "none");
+    let attrs = |body: &str| -> BTreeMap<String, Value> {
+        let (code, b) = call(&c, &n, "POST", "/GetDeviceAttributes", body);
+        assert_eq!(code, 200, "{b}");
+        serde_json::from_str(&b).unwrap()
     };
-    let known = q.name == "pci-0000-11-00-0" || q.mac_address == "02:00:00:00:00:01";
-    Ok(attrs::macsec_attributes(
-        DOMAIN,
-        known.then_some(&protected),
-    ))
+    let a = attrs(&ids(0).to_string());
+    let want: BTreeMap<String, Value> = [
+        ("macsecEgress", json!({"bool": true})),
+        ("macsecProtection", json!({"string": "offload-mac"})),
+        ("macsecReason", json!({"string": "none"})),
+        ("macsecRelation", json!({"string": "upper"})),
+        ("macsecCipher", json!({"string": "gcm-aes-256"})),
+    ]
+    .into_iter()
+    .map(|(k, v)| (format!("{DOMAIN}/{k}"), v))
+    .collect();
+    assert_eq!(a, want);
+    // Go omits empty identifiers; the name alone finds the device.
+    assert_eq!(attrs(r#"{"name":"pci-0000-10-00-0"}"#), want);
+    let untracked: BTreeMap<String, Value> = [
+        ("macsecEgress", json!({"bool": false})),
+        ("macsecProtection", json!({"string": "none"})),
+        ("macsecReason", json!({"string": "untracked"})),
+    ]
+    .into_iter()
+    .map(|(k, v)| (format!("{DOMAIN}/{k}"), v))
+    .collect();
+    assert_eq!(attrs(&ids(1).to_string()), untracked);
+    assert_eq!(attrs(r#"{"name":"eth9"}"#), untracked, "no such netdev");
+    let (code, b) = call(
+        &c,
+        &n,
+        "POST",
+        "/GetDeviceAttributes?x=1",
+        r#"{"name":"a","x":1}"#,
+    );
+    assert_eq!(
+        code, 200,
+        "unknown fields and a query string are ignored: {b}"
+    );
+}
+
+#[test]
+fn device_config_is_empty_unless_enforcing() {
+    let n = FakeNode::new("none", "no-active-tx-sa");
+    for i in 0..3 {
+        let (code, b) = call(
+            &cfg(false),
+            &n,
+            "POST",
+            "/GetDeviceConfig",
+            &ids(i).to_string(),
+        );
+        assert_eq!((code, b.as_str()), (200, "{}"), "NIC {i}");
+    }
+    // Enforcing: only the port (whatever its state now) names the profile.
+    let enforce = cfg(true);
+    let conf = |i: usize| {
+        let (code, b) = call(
+            &enforce,
+            &n,
+            "POST",
+            "/GetDeviceConfig",
+            &ids(i).to_string(),
+        );
+        assert_eq!(code, 200, "{b}");
+        serde_json::from_str::<Value>(&b).unwrap()
+    };
+    assert_eq!(conf(0), json!({"profile": PROTECTED}));
+    assert_eq!(conf(1), json!({}), "an RDMA netdev that is no port");
+    assert_eq!(conf(2), json!({}));
+    // The kernel cannot be asked: RDMA netdevs get the profile (and are
+    // refused at preparation), others do not.
+    n.set(None);
+    assert_eq!(conf(0), json!({"profile": PROTECTED}));
+    assert_eq!(conf(1), json!({"profile": PROTECTED}));
+    assert_eq!(conf(2), json!({}));
+    // Nor can sysfs be read: every device gets it (an error here would
+    // leave DRANet without a baseline, and the port unchecked).
+    let (code, b) = webhook::handle(
+        &enforce,
+        &BrokenNode,
+        "POST",
+        "/GetDeviceConfig",
+        ids(2).to_string().as_bytes(),
+    );
+    assert_eq!(
+        (code, b.as_str()),
+        (200, r#"{"profile":"macsec.dranet-sec.io/protected"}"#)
+    );
+    let (code, b) = webhook::handle(
+        &cfg(false),
+        &BrokenNode,
+        "POST",
+        "/GetProfileConfig",
+        profile_req(ids(0), Some(PROTECTED)).as_bytes(),
+    );
+    assert_eq!(code, 500);
+    assert_eq!(error_of(&b), "/sys/class/net: Permission denied");
+}
+
+#[test]
+fn profile_refuses_an_unprotected_port_with_the_reason() {
+    let c = cfg(false);
+    let n = FakeNode::new("offload-mac", "none");
+    let req = profile_req(ids(0), Some(PROTECTED));
+    // Protected: 200 with an empty NetworkConfig, the same on a retry.
+    for _ in 0..2 {
+        let (code, b) = call(&c, &n, "POST", "/GetProfileConfig", &req);
+        assert_eq!((code, b.as_str()), (200, "{}"));
+    }
+    n.set(Some(("software", "offload-off")));
+    let (code, b) = call(&c, &n, "POST", "/GetProfileConfig", &req);
+    assert_eq!(code, 409, "{b}");
+    assert_eq!(
+        error_of(&b),
+        "ens10: RDMA egress is not hardware-MACsec protected (protection software, reason offload-off)"
+    );
+    // Protection back: the kubelet's retry succeeds.
+    n.set(Some(("offload-phy", "none")));
+    assert_eq!(call(&c, &n, "POST", "/GetProfileConfig", &req).0, 200);
+
+    let (code, b) = call(
+        &c,
+        &n,
+        "POST",
+        "/GetProfileConfig",
+        &profile_req(ids(1), Some(PROTECTED)),
+    );
+    assert_eq!(code, 409);
+    assert_eq!(
+        error_of(&b),
+        "ens11: not an RDMA port known to macsec_bridge, so its egress is not protected"
+    );
+    let gone = json!({"name": "pci-0000-99-00-0"});
+    let (code, b) = call(
+        &c,
+        &n,
+        "POST",
+        "/GetProfileConfig",
+        &profile_req(gone, Some(PROTECTED)),
+    );
+    assert_eq!(code, 409);
+    assert_eq!(
+        error_of(&b),
+        r#"device "pci-0000-99-00-0": no such netdev on this node"#
+    );
+
+    // Not our profile, or none: 404, as DRANet's page asks.
+    let (code, b) = call(
+        &c,
+        &n,
+        "POST",
+        "/GetProfileConfig",
+        &profile_req(ids(0), Some("acme.com/ipam")),
+    );
+    assert_eq!(code, 404);
+    assert_eq!(
+        error_of(&b),
+        r#"profile "acme.com/ipam" not found; this provider serves "macsec.dranet-sec.io/protected""#
+    );
+    assert_eq!(
+        call(
+            &c,
+            &n,
+            "POST",
+            "/GetProfileConfig",
+            &profile_req(ids(0), None)
+        )
+        .0,
+        404
+    );
+    let no_config = json!({"device": ids(0), "claim_uid": "u"}).to_string();
+    assert_eq!(call(&c, &n, "POST", "/GetProfileConfig", &no_config).0, 404);
+
+    // The kernel cannot be asked: a temporary failure, the kubelet retries.
+    n.set(None);
+    let (code, b) = call(&c, &n, "POST", "/GetProfileConfig", &req);
+    assert_eq!(code, 500);
+    assert!(error_of(&b).contains("module loaded"), "{b}");
+}
+
+#[test]
+fn release_always_succeeds() {
+    let n = FakeNode::new("none", "no-secy");
+    for p in [Some(PROTECTED), Some("acme.com/ipam"), None] {
+        let (code, b) = call(
+            &cfg(true),
+            &n,
+            "POST",
+            "/ReleaseProfileConfig",
+            &profile_req(ids(0), p),
+        );
+        assert_eq!((code, b.as_str()), (200, "{}"));
+    }
+    n.set(None);
+    assert_eq!(
+        call(
+            &cfg(true),
+            &n,
+            "POST",
+            "/ReleaseProfileConfig",
+            &profile_req(ids(0), None)
+        )
+        .0,
+        200
+    );
+}
+
+#[test]
+fn bad_requests_get_a_status_and_a_message() {
+    let c = cfg(true);
+    let n = FakeNode::new("offload-mac", "none");
+    for path in [
+        "/GetDeviceAttributes",
+        "/GetDeviceConfig",
+        "/GetProfileConfig",
+        "/ReleaseProfileConfig",
+    ] {
+        let (code, b) = call(&c, &n, "POST", path, "{not json");
+        assert_eq!(code, 400, "{path}");
+        assert!(
+            error_of(&b).starts_with("malformed request: "),
+            "{path}: {b}"
+        );
+        assert_eq!(call(&c, &n, "GET", path, "").0, 405, "{path}");
+        let big = format!(r#"{{"name":"{}"}}"#, "x".repeat(200 * 1024));
+        assert_eq!(call(&c, &n, "POST", path, &big).0, 413, "{path}");
+    }
+    for path in ["/GetDeviceAttributes", "/GetDeviceConfig"] {
+        let (code, b) = call(&c, &n, "POST", path, "{}");
+        assert_eq!(code, 400);
+        assert_eq!(error_of(&b), "name, mac_address or pci_address needed");
+        assert_eq!(call(&c, &n, "POST", path, r#"{"name": 5}"#).0, 400);
+    }
+    // A ProfileRequest without its device is malformed.
+    assert_eq!(
+        call(&c, &n, "POST", "/GetProfileConfig", r#"{"claim_uid":"u"}"#).0,
+        400
+    );
+    let (code, b) = call(&c, &n, "POST", "/Other", "{}");
+    assert_eq!(code, 404);
+    assert_eq!(error_of(&b), r#"unknown path "/Other""#);
 }
 
 /// Sends `raw`, returns (status, body).
-fn call(sock: &Path, raw: &[u8]) -> (u16, String) {
+fn raw_call(sock: &Path, raw: &[u8]) -> (u16, String) {
     let mut s = UnixStream::connect(sock).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     // The server may answer, and close, before an oversized body is sent.
@@ -44,78 +390,73 @@ fn call(sock: &Path, raw: &[u8]) -> (u16, String) {
     (status, body)
 }
 
-fn post(sock: &Path, path: &str, body: &str) -> (u16, String) {
-    let raw = format!(
-        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+/// What DRANet's `http.Client` sends (host `localhost` for a unix URL).
+fn request(method: &str, path: &str, body: &str) -> Vec<u8> {
+    let ct = if body.is_empty() {
+        ""
+    } else {
+        "Content-Type: application/json\r\n"
+    };
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{ct}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    );
-    call(sock, raw.as_bytes())
+    )
+    .into_bytes()
 }
 
+/// DRANet's whole conversation over the unix socket: health at start,
+/// attributes and baseline config per scan, a profile at preparation, a
+/// release at teardown; then the server survives garbage.
 #[test]
-fn answers_dranet_over_a_unix_socket() {
+fn dranets_conversation_over_a_unix_socket() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("webhook.sock");
+    let node = FakeNode::new("offload-mac", "none");
     let (tx, rx) = std::sync::mpsc::channel();
-    let path = sock.clone();
+    let (path, served) = (sock.clone(), node.clone());
     std::thread::spawn(move || {
         let ready = move || tx.send(()).unwrap();
-        webhook::serve(&path, &lookup, &ready).unwrap();
+        webhook::serve(&cfg(true), &served, &path, &ready).unwrap();
     });
     rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    let go = |m: &str, p: &str, b: &str| raw_call(&sock, &request(m, p, b));
 
-    let (code, body) = post(
-        &sock,
-        "/GetDeviceAttributes",
-        r#"{"mac_address":"","pci_address":"0000:11:00.0","name":"pci-0000-11-00-0"}"#,
-    );
-    assert_eq!(code, 200, "{body}");
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(
-        v[format!("{DOMAIN}/macsecEgress")],
-        serde_json::json!({"bool": true})
-    );
-    assert_eq!(
-        v[format!("{DOMAIN}/macsecRelation")],
-        serde_json::json!({"string": "bound"})
-    );
-
-    // A device the kernel does not track: published false, never absent.
-    let (code, body) = post(&sock, "/GetDeviceAttributes", r#"{"name":"eth9"}"#);
+    let (code, body) = go("GET", "/health", "");
     assert_eq!(code, 200);
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(v[format!("{DOMAIN}/macsecEgress")]["bool"], false);
-    assert_eq!(v[format!("{DOMAIN}/macsecReason")]["string"], "untracked");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({"cloudProvider": true, "profileProvider": true})
+    );
+    let (code, body) = go("POST", "/GetDeviceAttributes", &ids(0).to_string());
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v[format!("{DOMAIN}/macsecEgress")], json!({"bool": true}));
+    let (code, body) = go("POST", "/GetDeviceConfig", &ids(0).to_string());
+    assert_eq!(
+        (code, serde_json::from_str::<Value>(&body).unwrap()),
+        (200, json!({"profile": PROTECTED}))
+    );
 
-    // Bad requests get a 4xx and a message; the server lives on.
-    let (code, body) = post(&sock, "/GetDeviceAttributes", "{not json");
-    assert_eq!(code, 400);
-    assert!(body.contains("malformed"), "{body}");
-    assert_eq!(post(&sock, "/GetDeviceAttributes", "{}").0, 400);
-    assert_eq!(post(&sock, "/Other", "{}").0, 404);
-    let get = b"GET /GetDeviceAttributes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    assert_eq!(call(&sock, get).0, 405);
+    let req = profile_req(ids(0), Some(PROTECTED));
+    assert_eq!(
+        go("POST", "/GetProfileConfig", &req),
+        (200, "{}".to_string())
+    );
+    node.set(Some(("none", "no-active-tx-sa")));
+    let (code, body) = go("POST", "/GetProfileConfig", &req);
+    assert_eq!(code, 409);
+    assert!(error_of(&body).contains("reason no-active-tx-sa"), "{body}");
+    assert_eq!(
+        go("POST", "/ReleaseProfileConfig", &req),
+        (200, "{}".to_string())
+    );
+
     let big = format!(r#"{{"name":"{}"}}"#, "x".repeat(200 * 1024));
-    assert_eq!(post(&sock, "/GetDeviceAttributes", &big).0, 413);
-    // Garbage that is not HTTP at all.
-    let _ = call(&sock, b"\x00\x01\x02 garbage\r\n\r\n");
-    let (code, _) = post(
-        &sock,
-        "/GetDeviceAttributes",
-        r#"{"mac_address":"02:00:00:00:00:01"}"#,
+    assert_eq!(go("POST", "/GetDeviceAttributes", &big).0, 413);
+    let _ = raw_call(&sock, b"\x00\x01\x02 garbage\r\n\r\n");
+    assert_eq!(
+        go("GET", "/health", "").0,
+        200,
+        "still serving after all that"
     );
-    assert_eq!(code, 200, "still serving after all that");
-}
-
-#[test]
-fn handle_without_transport() {
-    let (c, _) = webhook::handle(
-        "POST",
-        "/GetDeviceAttributes?x=1",
-        br#"{"name":"a","extra":1}"#,
-        &lookup,
-    );
-    assert_eq!(c, 200, "unknown fields are ignored, a query string too");
-    let (c, b) = webhook::handle("POST", "/GetDeviceAttributes", br#"{"name": 5}"#, &lookup);
-    assert_eq!(c, 400, "{b}");
 }

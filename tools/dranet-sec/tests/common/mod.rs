@@ -15,6 +15,7 @@ pub fn opts(node: &str) -> Options {
         driver: "dra.net".to_string(),
         domain: DOMAIN.to_string(),
         generation: 1,
+        effect: Default::default(),
     }
 }
 
@@ -49,6 +50,23 @@ pub fn port(dev: &NetDev, protection: &str, reason: &str) -> PortState {
         generation: 7,
         ..Default::default()
     }
+}
+
+/// A node of four netdevs: ens10 a port in `state` (protection, reason),
+/// ens11 a port with encrypt off, ens12 an RDMA netdev the kernel does not
+/// track, veth0 neither RDMA nor a port.
+pub fn mixed_node(state: (&str, &str)) -> (Vec<NetDev>, Vec<PortState>) {
+    let veth = NetDev {
+        ifname: "veth0".into(),
+        virtual_: true,
+        ..Default::default()
+    };
+    let devs = vec![nic(0), nic(1), nic(2), veth];
+    let ports = vec![
+        port(&devs[0], state.0, state.1),
+        port(&devs[1], "none", "encrypt-off"),
+    ];
+    (devs, ports)
 }
 
 /// `nodes` nodes of 8 NICs. Protected: NIC `p` of node `n` for each

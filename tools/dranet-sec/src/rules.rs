@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+//! DeviceTaintRules for devices that DRANet publishes itself (webhook
+//! mode): one rule per unprotected RDMA port, selecting DRANet's driver,
+//! its pool (the node) and the device by DRANet's name, with the taint our
+//! own slices would carry. Kept as a directory of YAML files, exactly the
+//! rules that should exist, for `kubectl apply --prune` or a GitOps sync.
+
+use crate::attrs::NetDev;
+use crate::slice::device_name;
+use crate::state::PortState;
+use crate::taint::{self, Clock, Effect};
+use anyhow::{Context as _, Result};
+use k8s_openapi::api::resource::v1::{DeviceTaintRule, DeviceTaintRuleSpec, DeviceTaintSelector};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// What the rules select and carry.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The node: DRANet's pool name.
+    pub node: String,
+    /// DRANet's driver name.
+    pub driver: String,
+    /// The domain of the taint key.
+    pub domain: String,
+    pub effect: Effect,
+}
+
+/// Every file name and rule name of ours starts so.
+pub const PREFIX: &str = "dranet-sec.";
+
+/// `MaxDNS1123SubdomainLength`: an object name.
+const MAX_NAME: usize = 253;
+
+/// FNV-1a, for names too long to be spelled out.
+fn fnv(s: &str) -> u32 {
+    s.bytes()
+        .fold(0x811c_9dc5, |h, b| (h ^ b as u32).wrapping_mul(0x0100_0193))
+}
+
+/// The rule's name: `dranet-sec.<node>.<device>`, a DNS subdomain (node
+/// names are subdomains, device names labels); cut and suffixed with a
+/// hash of the whole when longer than 253 characters.
+pub fn rule_name(node: &str, device: &str) -> String {
+    let full = format!("{PREFIX}{node}.{device}");
+    if full.len() <= MAX_NAME {
+        return full;
+    }
+    let tail = format!("-{:08x}", fnv(&full));
+    let mut cut = full[..MAX_NAME - tail.len()].to_string();
+    while cut.ends_with(['-', '.']) {
+        cut.pop();
+    }
+    cut + &tail
+}
+
+/// The rules that should exist for the node's netdevs `devs` and the
+/// kernel's `ports`, by name, not yet stamped with `timeAdded`.
+pub fn wanted(
+    opts: &Options,
+    devs: &[NetDev],
+    ports: &[PortState],
+) -> BTreeMap<String, DeviceTaintRule> {
+    let mut out = BTreeMap::new();
+    for dev in devs {
+        let port = ports.iter().find(|p| p.ifname == dev.ifname);
+        let Some(reason) = taint::reason(dev, port) else {
+            continue;
+        };
+        let device = device_name(dev);
+        let name = rule_name(&opts.node, &device);
+        let rule = DeviceTaintRule {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(BTreeMap::from([(
+                    "app.kubernetes.io/managed-by".to_string(),
+                    "dranet-sec".to_string(),
+                )])),
+                ..Default::default()
+            },
+            spec: DeviceTaintRuleSpec {
+                device_selector: Some(DeviceTaintSelector {
+                    driver: Some(opts.driver.clone()),
+                    pool: Some(opts.node.clone()),
+                    device: Some(device),
+                }),
+                taint: taint::taint(&opts.domain, opts.effect, &reason),
+            },
+            status: None,
+        };
+        out.insert(name, rule);
+    }
+    out
+}
+
+/// Stamps each rule with when its device was first seen unprotected.
+pub fn stamp(rules: &mut BTreeMap<String, DeviceTaintRule>, clock: &mut Clock, now: Timestamp) {
+    let names: Vec<String> = rules.keys().cloned().collect();
+    let since = clock.observe(&names, now);
+    for (name, r) in rules.iter_mut() {
+        r.spec.taint.time_added = since.get(name).copied().map(Time);
+    }
+}
+
+/// A change to the directory.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Event {
+    /// `create`, `update` or `delete`.
+    pub event: &'static str,
+    pub name: String,
+    /// The rule as written; absent for `delete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<DeviceTaintRule>,
+}
+
+/// A directory holding exactly the rules that should exist, one
+/// `NAME.yaml` each. Files not ours (not starting with [`PREFIX`]) are
+/// left alone.
+pub struct RuleDir {
+    dir: PathBuf,
+}
+
+impl RuleDir {
+    pub fn new(dir: &Path) -> Result<RuleDir> {
+        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(RuleDir {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(format!("{name}.yaml"))
+    }
+
+    /// Our rules now in the directory, by name. A file of ours that does
+    /// not parse is an error: it is never silently replaced.
+    pub fn load(&self) -> Result<BTreeMap<String, DeviceTaintRule>> {
+        let mut out = BTreeMap::new();
+        for e in
+            fs::read_dir(&self.dir).with_context(|| format!("reading {}", self.dir.display()))?
+        {
+            let e = e?;
+            let file = e.file_name().to_string_lossy().into_owned();
+            let Some(name) = file.strip_suffix(".yaml") else {
+                continue;
+            };
+            if !name.starts_with(PREFIX) {
+                continue;
+            }
+            let text = fs::read_to_string(e.path()).with_context(|| format!("reading {file}"))?;
+            let rule: DeviceTaintRule = serde_yaml::from_str(&text)
+                .with_context(|| format!("{}: not a DeviceTaintRule", e.path().display()))?;
+            out.insert(name.to_string(), rule);
+        }
+        Ok(out)
+    }
+
+    /// `timeAdded` of the rules already written: a restart keeps them.
+    pub fn times(&self) -> Result<BTreeMap<String, Timestamp>> {
+        Ok(self
+            .load()?
+            .into_iter()
+            .filter_map(|(n, r)| r.spec.taint.time_added.map(|t| (n, t.0)))
+            .collect())
+    }
+
+    /// Makes the directory hold exactly `want`. Each file is written to a
+    /// temporary name and renamed, so a reader never sees half a rule.
+    /// Returns what changed: deletions first, then creations and updates,
+    /// each by name.
+    pub fn sync(&self, want: &BTreeMap<String, DeviceTaintRule>) -> Result<Vec<Event>> {
+        let have = self.load()?;
+        let mut events = Vec::new();
+        for name in have.keys().filter(|n| !want.contains_key(*n)) {
+            fs::remove_file(self.path(name)).with_context(|| format!("removing {name}.yaml"))?;
+            events.push(Event {
+                event: "delete",
+                name: name.clone(),
+                rule: None,
+            });
+        }
+        for (name, rule) in want {
+            let event = match have.get(name) {
+                Some(old) if old == rule => continue,
+                Some(_) => "update",
+                None => "create",
+            };
+            let tmp = self.dir.join(format!(".{name}.yaml.tmp"));
+            fs::write(&tmp, serde_yaml::to_string(rule)?)
+                .with_context(|| format!("writing {}", tmp.display()))?;
+            fs::rename(&tmp, self.path(name))
+                .with_context(|| format!("renaming to {name}.yaml"))?;
+            events.push(Event {
+                event,
+                name: name.clone(),
+                rule: Some(rule.clone()),
+            });
+        }
+        Ok(events)
+    }
+}
