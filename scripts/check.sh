@@ -51,6 +51,16 @@ if [ "$variant" = kasan ]; then
 	export LLVM=-19 PATH=/usr/lib/llvm-19/bin:$PATH
 fi
 
+# skip_reason NAME: why the kselftest NAME skipped, from its own plan line
+# ("1..0 # SKIP reason") in the runner's output.
+skip_reason() {
+	awk -v n="# selftests: $1" '
+		$0 == n { on = 1; next }
+		on && /1\.\.0 # SKIP/ { sub(/.*1\.\.0 # SKIP */, ""); print; found = 1; exit }
+		on && /^(not )?ok [0-9]+ selftests:/ { exit }
+		END { if (!found) print "no reason given" }' "$log/ksft-results"
+}
+
 # result NAME RC: RC 0 = pass, 4 = skip, anything else = fail.
 result() {
 	case "$2" in
@@ -276,7 +286,7 @@ test_kernel() {
 		name=${name%% #*}
 		case "$line" in
 		"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$out" ;;
-		*"# SKIP"*) result "kselftest $name" 4 "$out" ;;
+		*"# SKIP"*) result "kselftest $name (skipped: $(skip_reason "$name"))" 4 "$out" ;;
 		*) result "kselftest $name" 0 "$out" ;;
 		esac
 	done < "$log/vm-results"

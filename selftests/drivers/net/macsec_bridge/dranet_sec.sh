@@ -4,8 +4,8 @@
 # DRANet-Sec, the real binary against the real module: a port whose SecY
 # has no active TX SA publishes macsecEgress false; an active TX SA makes
 # it true in the `slice --watch` stream, `monitor` and the webhook; tearing
-# it down makes it false again; and `place` picks the node whose slice
-# says protected.
+# it down makes it false again, and the webhook's profile then refuses to
+# prepare the port; and `place` picks the node whose slice says protected.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -33,11 +33,34 @@ for s in docs[-1:]:
             print(str(d['attributes'][sys.argv[2] + '/macsecEgress']['bool']).lower())
 PY
 }
+# taint FILE: "KEY VALUE EFFECT" of macsec0's taint in the last slice of
+# FILE, or "none".
+taint() {
+	/usr/bin/python3 - "$1" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read().strip()
+try:
+    docs = [json.loads(text)]
+except ValueError:
+    docs = [json.loads(l) for l in text.splitlines() if l.strip()]
+for d in docs[-1]['spec']['devices']:
+    if d['attributes'].get('dra.net/ifName', {}).get('string') == 'macsec0':
+        t = d.get('taints', [])
+        assert all(x['timeAdded'].endswith('Z') for x in t), t
+        print(' '.join(f"{x['key']} {x['value']} {x['effect']}" for x in t) or 'none')
+PY
+}
+# says_evict SLICES CLAIMS LINE: `place --evict` prints exactly LINE.
+says_evict() {
+	local got
+	got=$("$BIN" place --evict --allocated "$2" --slices "$1")
+	[ "$got" = "$3" ] || { echo "# place --evict: got '$got'"; return 1; }
+}
 # watch_says VALUE: the watch stream's last slice says so (within 5 s).
 last_is() { [ "$(egress "$D/watch")" = "$1" ]; }
 
 ktap_print_header
-ktap_set_plan 17
+ktap_set_plan 32
 
 check "load" insmod_bridge "$MODULE_KO"
 # After the load: a SecY offloaded before it would be `unknown`.
@@ -48,6 +71,8 @@ check "status lists the port: none, no-active-tx-sa" \
 	bash -c "'$BIN' status | grep -E '^mb_rxe0 +macsec0 +none +no-active-tx-sa +self'"
 "$BIN" slice --node plain --output json >"$D/plain.json"
 check "slice: macsecEgress false" [ "$(egress "$D/plain.json")" = false ]
+check "slice: no active TX SA, macsec0 tainted NoSchedule" \
+	[ "$(taint "$D/plain.json")" = "$DOMAIN/unprotected no-active-tx-sa NoSchedule" ]
 check "slice: DRANet's rdma attributes" \
 	grep -q '"dra.net/rdmaDevice":{"string":"mb_rxe0"}' <(tr -d ' \n' <"$D/plain.json")
 
@@ -55,28 +80,70 @@ check "slice: DRANet's rdma attributes" \
 WATCH=$!
 "$BIN" monitor --json >"$D/monitor" 2>&1 &
 MON=$!
-"$BIN" webhook --socket "$D/webhook.sock" >"$D/webhook.log" 2>&1 &
+"$BIN" taint-rules --node n1 --dir "$D/rules" --watch --output json \
+	>"$D/rules.log" 2>"$D/rules.err" &
+RULES=$!
+RULE=$D/rules/dranet-sec.n1.macsec0.yaml
+# rule_events: the event sequence for macsec0's rule, space-separated.
+rule_events() {
+	/usr/bin/python3 -c "
+import json, sys
+print(' '.join(e['event'] for e in map(json.loads, open('$D/rules.log'))
+               if e['name'] == 'dranet-sec.n1.macsec0'))"
+}
+"$BIN" webhook --enforce --socket "$D/webhook.sock" >"$D/webhook.log" 2>&1 &
 HOOK=$!
 wait_for 50 test -s "$D/watch"
 wait_for 50 test -S "$D/webhook.sock"
+check "taint-rules: a rule for macsec0, no-active-tx-sa, selecting DRANet's device" \
+	wait_for 50 bash -c "grep -q 'value: no-active-tx-sa' '$RULE' && grep -q 'device: macsec0' '$RULE' && grep -q 'pool: n1' '$RULE'"
 # The monitor joins its group before anything changes.
 wait_for 50 wait_subscribed "$MON"
 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 check "active TX SA: the watch stream says macsecEgress true" wait_for 50 last_is true
 cp "$D/watch" "$D/protected.json"
 tail -1 "$D/protected.json" >"$D/protected-last.json"
+check "active TX SA: the taint is gone" [ "$(taint "$D/protected-last.json")" = none ]
+check "active TX SA: the rule file is gone" wait_for 50 bash -c "! test -e '$RULE'"
 check "monitor: one line per change, the last offload-mac" \
 	wait_for 50 bash -c "tail -1 '$D/monitor' | grep -q '\"protection\":\"offload-mac\"'"
+# hook METHOD PATH [BODY]: "STATUS BODY" of one request, as DRANet's
+# client sends it (pkg/cloudprovider/webhook/webhook.go).
 hook() {
-	curl -s --unix-socket "$D/webhook.sock" -X POST -H 'Content-Type: application/json' \
-		-d "$1" http://localhost/GetDeviceAttributes
+	curl -s --unix-socket "$D/webhook.sock" -X "$1" -w ' %{http_code}' \
+		${3:+-H 'Content-Type: application/json' -d "$3"} "http://localhost$2" |
+		sed -E 's/^(.*) ([0-9]{3})$/\2 \1/'
 }
+# says WANT METHOD PATH [BODY]: the reply is exactly WANT.
+says() {
+	local want=$1 got
+	shift
+	got=$(hook "$@")
+	[ "$got" = "$want" ] || { echo "# $2: got '$got', want '$want'"; return 1; }
+}
+PROFILE_REQ='{"device":{"name":"macsec0"},"claim_uid":"c1","config":{"profile":"'$DOMAIN'/protected","interface":{"name":"net1"}}}'
+check "webhook: /health declares a cloud and a profile provider" \
+	says '200 {"cloudProvider":true,"profileProvider":true}' GET /health
 check "webhook: DRANet's query for macsec0 gets macsecEgress true" \
-	bash -c "$(declare -f hook); D=$D; hook '{\"name\":\"macsec0\"}' | grep -q '\"$DOMAIN/macsecEgress\":{\"bool\":true}'"
+	bash -c "$(declare -f hook); D=$D; hook POST /GetDeviceAttributes '{\"name\":\"macsec0\"}' | grep -q '^200 .*\"$DOMAIN/macsecEgress\":{\"bool\":true}'"
+check "webhook --enforce: the port's baseline config names the profile" \
+	says '200 {"profile":"'$DOMAIN'/protected"}' POST /GetDeviceConfig '{"name":"macsec0"}'
+check "webhook: the profile prepares the protected port" \
+	says '200 {}' POST /GetProfileConfig "$PROFILE_REQ"
 check "webhook: a malformed body gets 400 and a message" \
-	bash -c "curl -s -o /dev/null -w '%{http_code}' --unix-socket '$D/webhook.sock' -X POST -d '{' http://localhost/GetDeviceAttributes | grep -qx 400"
+	bash -c "$(declare -f hook); D=$D; hook POST /GetDeviceAttributes '{' | grep -q '^400 {\"error\":\"malformed request: '"
 ip link set macsec0 type macsec encrypt off
 check "encrypt off: false again" wait_for 50 last_is false
+check "encrypt off: tainted again, with the reason" \
+	[ "$(taint "$D/watch")" = "$DOMAIN/unprotected encrypt-off NoSchedule" ]
+check "encrypt off: the rule is back, with the reason" \
+	wait_for 50 grep -q 'value: encrypt-off' "$RULE"
+check "taint-rules: events create, delete, create and nothing else" \
+	[ "$(rule_events)" = "create delete create" ]
+check "webhook: encrypt off, the profile refuses with the reason" \
+	says '409 {"error":"macsec0: RDMA egress is not hardware-MACsec protected (protection none, reason encrypt-off)"}' \
+	POST /GetProfileConfig "$PROFILE_REQ"
+check "webhook: the release succeeds" says '200 {}' POST /ReleaseProfileConfig "$PROFILE_REQ"
 check "slice generations grew with every emission" /usr/bin/python3 -c "
 import json, sys
 g = [json.loads(l)['spec']['pool']['generation'] for l in open('$D/watch') if l.strip()]
@@ -92,7 +159,9 @@ ip macsec set macsec0 tx sa 0 off
 check "41 back-to-back changes: the watch stream ends false" wait_for 300 last_is false
 check "41 back-to-back changes: the watch is alive, its stderr empty" \
 	bash -c "kill -0 $WATCH && ! test -s '$D/watch.err'"
-kill "$WATCH" "$MON" "$HOOK" 2>/dev/null
+check "41 back-to-back changes: the rule directory ends with macsec0's rule alone" \
+	wait_for 300 bash -c "grep -q 'value: no-active-tx-sa' '$RULE' && [ \$(ls '$D/rules' | wc -l) -eq 1 ] && kill -0 $RULES && ! test -s '$D/rules.err'"
+kill "$WATCH" "$MON" "$HOOK" "$RULES" 2>/dev/null
 wait 2>/dev/null
 
 # Two nodes' slices: one published while protected, one while not.
@@ -131,6 +200,28 @@ import json, sys
 p = json.load(open('$D/place'))
 r = [x for x in p['rejected'] if x['node'] == 'plain' and x['device'] == 'macsec0']
 sys.exit(0 if r and 'is false' in r[0]['reason'] else 1)"
+
+# The TX SA is off: with NoExecute, the running claim on macsec0 is evicted.
+"$BIN" slice --node protected --taint-effect no-execute --output json >"$D/noexec.json"
+check "slice --taint-effect no-execute: macsec0 tainted NoExecute" \
+	[ "$(taint "$D/noexec.json")" = "$DOMAIN/unprotected no-active-tx-sa NoExecute" ]
+cat >"$D/held.yaml" <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: ml}
+spec:
+  devices:
+    requests:
+    - {name: nic, exactly: {deviceClassName: rdma.dra.net}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: nic, driver: dra.net, pool: protected, device: macsec0}
+YAML
+check "place --evict: the claim holding macsec0 is evicted at once" \
+	says_evict "$D/noexec.json" "$D/held.yaml" \
+	"evict ml/held (request nic, node protected device macsec0): $DOMAIN/unprotected=no-active-tx-sa:NoExecute not tolerated, at once"
 rdma link del mb_rxe0
 check "unload" rmmod macsec_bridge
 

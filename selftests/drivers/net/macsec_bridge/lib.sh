@@ -24,22 +24,29 @@ on_exit() {
 	trap "trap '' INT TERM; $1" EXIT
 }
 
-# Commands each test needs; skip the whole test (exit 4) when one is missing.
+# bed_broken WHAT: a prerequisite that the test bed provides (a tool, a
+# module built by the harness, root) is missing. That is a broken bed, not
+# a kernel without the feature: fail, saying which. A SKIP is kept for what
+# the kernel under test lacks.
+bed_broken() {
+	ktap_print_header
+	ktap_set_plan 1
+	ktap_test_fail "prerequisite: $1"
+	exit "$KSFT_FAIL"
+}
+
+# Commands each test needs.
 require_cmd() {
 	local c
 	for c in "$@"; do
-		if ! command -v "$c" >/dev/null 2>&1; then
-			ktap_skip_all "$c not installed"
-			exit "$KSFT_SKIP"
-		fi
+		command -v "$c" >/dev/null 2>&1 || bed_broken "$c not installed"
 	done
 }
 
-# require_ko PATH WHAT: skip unless the module file PATH is readable.
+# require_ko PATH WHAT: the module (or binary) file PATH is readable.
 require_ko() {
 	if [ -z "$1" ] || [ ! -r "$1" ]; then
-		ktap_skip_all "$2 not found ('$1')"
-		exit "$KSFT_SKIP"
+		bed_broken "$2 not found ('$1')"
 	fi
 }
 
@@ -61,10 +68,7 @@ insmod_bridge() {
 }
 
 require_root() {
-	if [ "$(id -u)" -ne 0 ]; then
-		ktap_skip_all "must run as root"
-		exit "$KSFT_SKIP"
-	fi
+	[ "$(id -u)" -eq 0 ] || bed_broken "must run as root"
 }
 
 # check DESCRIPTION CMD...: one KTAP result from a command's status.
@@ -205,10 +209,7 @@ require_ynl() {
 	[ -r "$YNL_SPEC" ] || missing="the spec ($YNL_SPEC)"
 	[ -r "$YNL_CLI" ] || missing="the YNL CLI ($YNL_CLI; KSFT_KDIR=${KSFT_KDIR:-unset})"
 	/usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="python3-yaml"
-	if [ -n "$missing" ]; then
-		echo "# FAIL: $missing missing"
-		exit "$KSFT_FAIL"
-	fi
+	[ -z "$missing" ] || bed_broken "$missing missing"
 	ynl_server_start
 }
 
@@ -460,7 +461,7 @@ dpu_bed() {
 		ip link set h0 up &&
 		ip -n "$DPU" link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac &&
 		ip -n "$DPU" link set macsec0 up ||
-		{ ktap_skip_all "cannot build the DPU bed"; exit "$KSFT_SKIP"; }
+		bed_broken "cannot build the DPU bed"
 }
 
 dpu_cleanup() {

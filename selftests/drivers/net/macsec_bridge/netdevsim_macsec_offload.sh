@@ -16,10 +16,7 @@ cleanup() {
 }
 on_exit cleanup
 
-if ! ip macsec help 2>&1 | grep -q offload; then
-	ktap_skip_all "iproute2 without 'ip macsec offload'"
-	exit "$KSFT_SKIP"
-fi
+ip macsec help 2>&1 | grep -q offload || bed_broken "iproute2 without 'ip macsec offload'"
 nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
 id=$NSIM_ID
 port=$(nsim_port "$id" 0)
