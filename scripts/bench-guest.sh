@@ -4,7 +4,10 @@
 # Guest side of `make bench`: how long after `ip` returns does
 # `dranet-sec slice --watch` print the slice that says so? 100 SecY flips
 # per command on an offloaded SecY (TX SA off/on, then encrypt off/on; each
-# flips macsecEgress), next to DRANet's own bounds.
+# flips macsecEgress), next to DRANet's own bounds. Then 100 teardowns
+# (the encoding SA deactivated) and restorations: how long from the
+# command's start until the taint appears in (and leaves) the
+# `slice --watch` stream and the `taint-rules --watch` directory.
 #
 #   scripts/bench-guest.sh MODULE.ko DRANET-SEC [FLIPS]
 set -eu
@@ -90,4 +93,72 @@ for name, (cmd, after) in results.items():
     print(row(f"`{name}`", cmd, after))
 print("| DRANet alone: rescan after a link event (rate limit) | | 2 s | | |")
 print("| DRANet alone: rescan without an event (poll) | | 60 s | | |")
+
+# Taints: both watchers run at once; a thread per stream stamps each line
+# as it arrives, so neither reader delays the other's measurement.
+import os, queue, tempfile, threading
+
+rules_dir = tempfile.mkdtemp()
+rule = "dranet-sec.bench.macsec0"
+procs = {
+    "slice": subprocess.Popen([binary, "slice", "--node", "bench", "--output", "json", "--watch"],
+                              stdout=subprocess.PIPE, text=True),
+    "rules": subprocess.Popen([binary, "taint-rules", "--node", "bench", "--dir", rules_dir,
+                               "--watch", "--output", "json"], stdout=subprocess.PIPE, text=True),
+}
+lines = {k: queue.Queue() for k in procs}
+def reader(k):
+    for line in procs[k].stdout:
+        lines[k].put((time.monotonic(), line))
+for k in procs:
+    threading.Thread(target=reader, args=(k,), daemon=True).start()
+
+def tainted(line):
+    for d in json.loads(line)["spec"]["devices"]:
+        if d["attributes"].get("dra.net/ifName", {}).get("string") == "macsec0":
+            return any(t["key"] == domain + "/unprotected" for t in d.get("taints", []))
+    return None
+
+def wait(k, pred):
+    """The arrival time of the first line of stream k for which pred holds."""
+    while True:
+        t, line = lines[k].get(timeout=60)
+        if pred(line):
+            return t
+
+def rule_event(kind):
+    return lambda line: json.loads(line)["event"] == kind and json.loads(line)["name"] == rule
+
+# Protected at the start: the first slice untainted, no rule.
+wait("slice", lambda l: tainted(l) is False)
+taint = {"slice: taint appears": [], "rules: rule created": [],
+         "slice: taint gone": [], "rules: rule deleted": []}
+for _ in range(flips):
+    t0 = time.monotonic()
+    subprocess.run(["ip", "macsec", "set", "macsec0", "tx", "sa", "0", "off"], check=True)
+    taint["slice: taint appears"].append((wait("slice", lambda l: tainted(l) is True) - t0) * 1000)
+    taint["rules: rule created"].append((wait("rules", rule_event("create")) - t0) * 1000)
+    assert os.path.exists(os.path.join(rules_dir, rule + ".yaml"))
+    t0 = time.monotonic()
+    subprocess.run(["ip", "macsec", "set", "macsec0", "tx", "sa", "0", "on"], check=True)
+    taint["slice: taint gone"].append((wait("slice", lambda l: tainted(l) is False) - t0) * 1000)
+    taint["rules: rule deleted"].append((wait("rules", rule_event("delete")) - t0) * 1000)
+    assert not os.path.exists(os.path.join(rules_dir, rule + ".yaml"))
+for p in procs.values():
+    p.kill()
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+print()
+print(f"{flips} teardowns (`ip macsec set macsec0 tx sa 0 off`) and restorations")
+print("(`... on`), time from the command's start to the taint in the")
+print("`slice --watch` stream and to the rule in the `taint-rules --watch` directory")
+print()
+print("| event | median | p99 | max |")
+print("|---|---|---|---|")
+for name, xs in taint.items():
+    print(f"| {name} | {statistics.median(xs):.1f} ms | {pct(xs, 0.99):.1f} ms | {max(xs):.1f} ms |")
+print("| DRANet alone: taints | never | | |")
 PY

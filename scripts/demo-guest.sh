@@ -91,16 +91,85 @@ view
 
 step "6. DRANet-Sec: the port as a Kubernetes DRA device"
 show dranet-sec status
-printf '  $ dranet-sec slice --node n1   # the device macsec0, its MACsec attributes\n'
-dranet-sec slice --node n1 --output json | /usr/bin/python3 -c '
+k8s=$(mktemp -d)
+# excerpt FILE: macsec0's MACsec attributes and taints in the slice FILE.
+excerpt() {
+	/usr/bin/python3 - "$1" <<'PY'
 import json, sys
-for d in json.load(sys.stdin)["spec"]["devices"]:
+for d in json.load(open(sys.argv[1]))["spec"]["devices"]:
     if d["name"] == "macsec0":
         for k, v in sorted(d["attributes"].items()):
             if "/macsec" in k:
-                print("    %s: %s" % (k, json.dumps(list(v.values())[0])))'
+                print("    %s: %s" % (k, json.dumps(list(v.values())[0])))
+        for t in d.get("taints", []):
+            print("    taint %s=%s:%s (since %s)" % (t["key"], t["value"], t["effect"], t["timeAdded"]))
+        if not d.get("taints"):
+            print("    (no taints)")
+PY
+}
+printf '  $ dranet-sec slice --node n1   # the device macsec0\n'
+dranet-sec slice --node n1 --output json >"$k8s/n1.json"
+excerpt "$k8s/n1.json"
+echo "  A second node, n2, whose port has encryption off:"
+ip link set macsec0 type macsec encrypt off
+dranet-sec slice --node n2 --output json >"$k8s/n2.json"
+ip link set macsec0 type macsec encrypt on
+excerpt "$k8s/n2.json"
+cat >"$k8s/claim.yaml" <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: rdma.dra.net}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "dra.net" && device.attributes["dra.net"].rdma'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: training, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: nic
+      exactly:
+        deviceClassName: rdma.dra.net
+        selectors:
+        - cel: {expression: 'device.attributes["macsec.dranet-sec.io"].?macsecEgress.orValue(false)'}
+YAML
+echo "  A claim for an RDMA NIC with protected egress is placed as the scheduler would:"
+show dranet-sec place --claim "$k8s/claim.yaml" --slices "$k8s/n1.json" "$k8s/n2.json"
 
-step "7. The DPU split: the SecY lives on the DPU (namespace dpu), the host has h0"
+step "7. The SecY loses its TX SA under the running claim: tainted, evicted"
+cat >"$k8s/held.yaml" <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: training, namespace: ml}
+spec:
+  devices:
+    requests:
+    - {name: nic, exactly: {deviceClassName: rdma.dra.net}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: nic, driver: dra.net, pool: n1, device: macsec0}
+YAML
+show ip macsec set macsec0 tx sa 0 off
+printf '  $ dranet-sec slice --node n1 --taint-effect no-execute\n'
+dranet-sec slice --node n1 --taint-effect no-execute --output json >"$k8s/n1.json"
+excerpt "$k8s/n1.json"
+echo "  For DRANet's own devices, a DeviceTaintRule appears in the rule directory:"
+show dranet-sec taint-rules --node n1 --taint-effect no-execute --dir "$k8s/rules"
+show sh -c "grep -A4 'taint:' $k8s/rules/dranet-sec.n1.macsec0.yaml"
+echo "  The running claim's pod is evicted, as the device taint eviction controller decides:"
+show dranet-sec place --evict --allocated "$k8s/held.yaml" --slices "$k8s/n1.json"
+show ip macsec set macsec0 tx sa 0 on
+echo "  Protection restored: the taint and the rule are gone."
+dranet-sec slice --node n1 --output json >"$k8s/n1.json"
+excerpt "$k8s/n1.json"
+show dranet-sec taint-rules --node n1 --taint-effect no-execute --dir "$k8s/rules"
+rm -rf "$k8s"
+
+step "8. The DPU split: the SecY lives on the DPU (namespace dpu), the host has h0"
 rdma link del rxe0
 ip netns add dpu
 ip netns exec dpu sh -c 'echo "2 1" > /sys/bus/netdevsim/new_device'
@@ -114,25 +183,21 @@ show rdma link add rxe1 type rxe netdev h0
 echo "  The host port is unprotected: nothing protects its egress yet."
 view h0
 
-step "8. The DPU configures and offloads its SecY; the host binds h0 to it"
+step "9. The DPU configures and offloads its SecY; the host binds h0 to it"
 show ip -n dpu link add link "$uplink" macsec1 type macsec port 4 encrypt on offload mac
 ip -n dpu link set macsec1 up
-secy=$(ip netns exec dpu cat /sys/class/net/macsec1/ifindex)
-printf "  \$ cli.py --do bind --json '{\"ifindex\": %s, \"secy-ifindex\": %s, \"secy-netns-fd\": 9}' 9</run/netns/dpu\n" \
-	"$(cat /sys/class/net/h0/ifindex)" "$secy"
-ynl --do bind --json "{\"ifindex\": $(cat /sys/class/net/h0/ifindex), \"secy-ifindex\": $secy, \"secy-netns-fd\": 9}" \
-	9</run/netns/dpu >/dev/null
+show dranet-sec bind --port h0 --secy macsec1 --netns dpu
 echo "  Bound, but the DPU's SecY has no TX SA yet:"
 view h0
 show ip -n dpu macsec add macsec1 tx sa 0 pn 1 on key 01 12345678901234567890123456789012
 echo "  The host port is protected by the DPU's offloaded SecY:"
 view h0
 
-step "9. The DPU tears its SecY down: the host port is retracted"
+step "10. The DPU tears its SecY down: the host port is retracted"
 show ip -n dpu link del macsec1
 view h0
 
-step "10. Unload: the bits it set are cleared, macsec_ops restored"
+step "11. Unload: the bits it set are cleared, macsec_ops restored"
 rmmod macsec_bridge
 show sh -c "ethtool -k macsec0 | grep macsec-hw-offload"
 show sh -c "ip macsec show macsec0 | grep -o 'offload: mac'"
