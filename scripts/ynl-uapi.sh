@@ -16,8 +16,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/Documentation/netlink/specs"
 touch "$tmp/MAINTAINERS"
-cp "$kdir/Documentation/netlink/genetlink.yaml" "$tmp/Documentation/netlink/"
-cp "$top/Documentation/netlink/specs/macsec_bridge.yaml" "$tmp/Documentation/netlink/specs/"
+spec=$top/Documentation/netlink/specs/macsec_bridge.yaml
+proto=$(sed -n 's/^protocol: *//p' "$spec")
+cp "$kdir/Documentation/netlink/${proto:-genetlink}.yaml" "$tmp/Documentation/netlink/"
+cp "$spec" "$tmp/Documentation/netlink/specs/"
 # 7.x trees keep the generator in pyynl/, 6.12 beside the specs' tools.
 gen=$kdir/tools/net/ynl/pyynl/ynl_gen_c.py
 [ -r "$gen" ] || gen=$kdir/tools/net/ynl/ynl-gen-c.py

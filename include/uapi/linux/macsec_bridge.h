@@ -2,6 +2,7 @@
 /* Do not edit directly, auto-generated from: */
 /*	Documentation/netlink/specs/macsec_bridge.yaml */
 /* YNL-GEN uapi header */
+/* To regenerate run: tools/net/ynl/ynl-regen.sh */
 
 #ifndef _UAPI_LINUX_MACSEC_BRIDGE_H
 #define _UAPI_LINUX_MACSEC_BRIDGE_H
@@ -74,8 +75,8 @@ enum macsec_bridge_relation {
 	MACSEC_BRIDGE_RELATION_BOUND,
 };
 
-/**
- * enum macsec_bridge_cipher - MACsec cipher suite.
+/*
+ * MACsec cipher suite.
  */
 enum macsec_bridge_cipher {
 	MACSEC_BRIDGE_CIPHER_GCM_AES_128,
