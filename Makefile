@@ -6,6 +6,7 @@
 #   make            build the module against the cached test kernel
 #   make check      every test: host unit tests, lint, DKMS, kselftests in a VM
 #   make check-debug  the same on a KASAN kernel
+#   make check-series the kernel-crate patch series builds at every patch
 #   make demo       the whole story, in a VM
 #   make bench      DRANet-Sec's slice latency over 100 SecY flips, in a VM
 #   make kernel     build (or find) the cached test kernel
@@ -26,7 +27,7 @@ export KERNEL_SERIES := $(or $(KERNEL),$(MODULE_SERIES))
 KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \
 	BINDGEN=$(BINDGEN) RUSTFMT=$(RUSTFMT) CLIPPY_DRIVER=$(CLIPPY_DRIVER)
 
-.PHONY: all setup kernel module check check-debug demo bench clean
+.PHONY: all setup kernel module check check-debug check-series demo bench clean
 
 all: module
 
@@ -46,6 +47,9 @@ check: setup
 
 check-debug:
 	@$(MAKE) --no-print-directory check VARIANT=kasan
+
+check-series: setup
+	@scripts/series-bisect.sh --variant $(VARIANT)
 
 demo:
 	@scripts/demo.sh --variant $(VARIANT)

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check-series`: the kernel-crate patch series builds at every patch,
+# as someone bisecting through it needs, with no rustc or clippy warning in
+# a file the series touches.
+#
+#   scripts/series-bisect.sh [--variant debug]
+#
+# The whole series is what the cached test kernel holds, and `make check`
+# holds that build to zero warnings. This script copies that tree once and,
+# for each shorter prefix of the series (all patches but the last, then one
+# fewer, ... then the first alone), puts the prefix's rust/ in place,
+# touching only the files whose content differs, and rebuilds
+# incrementally with the same command and config as scripts/kernel.sh.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/toolchain.env"
+
+variant=debug
+[ "${1:-}" = --variant ] && variant=$2
+export KERNEL_SERIES=$MODULE_SERIES
+kdir=$("$top/scripts/kernel.sh" --variant "$variant")
+
+mapfile -t patches < <(find "$top/patches/$KERNEL_SERIES" -maxdepth 1 -name '*.patch' | LC_ALL=C sort)
+n=${#patches[@]}
+[ "$n" -gt 1 ] || { echo "series: $n patch(es), nothing to bisect"; exit 0; }
+
+scratch=$(mktemp -d "$CACHE_DIR/series-bisect.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+work=$scratch/tree
+cp -a "$kdir" "$work"
+# The series as commits on the pristine rust/, one checkout per prefix.
+"$top/scripts/series.sh" edit "$scratch/src" >/dev/null
+mapfile -t commits < <(git -C "$scratch/src" rev-list --reverse pristine..HEAD)
+[ "${#commits[@]}" -eq "$n" ] || { echo "series: ${#commits[@]} commits for $n patches" >&2; exit 1; }
+mapfile -t files < <("$top/scripts/series.sh" list | sed 's|^\./||')
+paths=$(printf 'rust/%s\n' "${files[@]}" | paste -sd'|')
+
+kmake() {
+	make -C "$work" ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" \
+		BINDGEN="$BINDGEN" RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" "$@"
+}
+
+echo "TAP version 13"
+echo "1..$((n - 1))"
+failed=0
+t=0
+for ((k = n - 1; k >= 1; k--)); do
+	t=$((t + 1))
+	git -C "$scratch/src" checkout -q "${commits[k - 1]}"
+	for f in "${files[@]}"; do
+		if [ -e "$scratch/src/rust/$f" ]; then
+			cmp -s "$scratch/src/rust/$f" "$work/rust/$f" || {
+				mkdir -p "$(dirname "$work/rust/$f")"
+				rm -f "$work/rust/$f"
+				cp "$scratch/src/rust/$f" "$work/rust/$f"
+			}
+		else
+			rm -f "$work/rust/$f"
+		fi
+	done
+	name=$(basename "${patches[k - 1]}" .patch)
+	log=$scratch/build-$k.log
+	start=$(date +%s)
+	if ! kmake -s -j"$(nproc)" CLIPPY=1 bzImage modules >"$log" 2>&1; then
+		echo "not ok $t - up to $name: build failed"
+		sed 's/^/# /' "$log" | tail -40
+		failed=$((failed + 1))
+	elif grep -E -A3 '^(warning|error)' "$log" | grep -E -e "--> ($paths)" >/dev/null; then
+		echo "not ok $t - up to $name: warnings in the series' files"
+		grep -E -A6 '^(warning|error)' "$log" | sed 's/^/# /' | head -60
+		failed=$((failed + 1))
+	else
+		echo "ok $t - up to $name builds with no warning ($(($(date +%s) - start)) s)"
+	fi
+done
+echo "$((n - 1 - failed)) passed, $failed failed, 0 skipped"
+[ "$failed" -eq 0 ]
