@@ -190,7 +190,7 @@ test_kernel() {
 		modsrc() {
 			local d=$1
 			rm -rf "$d"; mkdir -p "$d"
-			cp -r "$top/Kbuild" "$top/drivers" "$d/"
+			cp -r "$top/Kbuild" "$top/drivers" "$top/include" "$d/"
 		}
 		build_module() {
 			local d=$log/module out=$log/module.log

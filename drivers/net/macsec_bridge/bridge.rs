@@ -32,7 +32,7 @@
 //! locks and brings every port's bit to what the state says.
 
 use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NUM_AN};
-use crate::{netlink, rdma};
+use crate::{netlink, rdma, trace};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::kvec::PushError;
 use kernel::net::device::{Features, NetDevice};
@@ -793,6 +793,12 @@ impl Bridge {
                 *clock += 1;
                 e.generation = *clock;
                 e.last = Some(view);
+                trace::announce(
+                    view.ifindex,
+                    e.generation,
+                    netlink::protection(view.verdict.protection),
+                    netlink::reason(view.verdict.reason),
+                );
                 if netlink::FAMILY.has_listeners_in(e.dev.net(), netlink::MCGRP_MONITOR) {
                     let note = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)
                         .and_then(|skb| {
@@ -835,7 +841,9 @@ impl Bridge {
         }
         let mut deferred = fx.retry;
         for (dev, set) in fx.features.drain_all() {
-            deferred |= !locks.write(&dev, set);
+            let written = locks.write(&dev, set);
+            trace::feature(dev.ifindex(), set, written);
+            deferred |= !written;
         }
         // The room goes back, empty, for the next update.
         let mut st = self.state.lock();

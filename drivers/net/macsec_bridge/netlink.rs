@@ -46,7 +46,7 @@ const A_DEV_SECY_NETNS_FD: u16 = 15;
 /// An ifindex in a request (one past `i32::MAX` names no device).
 const IFINDEX: AttrPolicy = AttrPolicy::u32_min(1);
 
-fn protection(p: Protection) -> u32 {
+pub(crate) fn protection(p: Protection) -> u32 {
     match p {
         Protection::None => 0,
         Protection::Software => 1,
@@ -55,7 +55,7 @@ fn protection(p: Protection) -> u32 {
     }
 }
 
-fn reason(r: Option<Reason>) -> u32 {
+pub(crate) fn reason(r: Option<Reason>) -> u32 {
     match r {
         None => 0,
         Some(Reason::Unknown) => 1,

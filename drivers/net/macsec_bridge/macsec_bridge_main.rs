@@ -17,6 +17,7 @@ pub mod lockstep;
 mod netlink;
 mod ports;
 mod rdma;
+mod trace;
 
 module! {
     type: MacsecBridge,

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The C half of macsec_bridge: its tracepoints (trace.h), each behind a
+ * plain function that the Rust code calls. The tracepoint's static key is
+ * tested inside, so a disabled event costs one call.
+ */
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+void macsec_bridge_trace_announce(int ifindex, u64 generation, u32 protection, u32 reason)
+{
+	trace_macsec_bridge_announce(ifindex, generation, protection, reason);
+}
+
+void macsec_bridge_trace_feature(int ifindex, bool on, bool written)
+{
+	trace_macsec_bridge_feature(ifindex, on, written);
+}
