@@ -841,6 +841,12 @@ impl Bridge {
         }
         let mut deferred = fx.retry;
         for (dev, set) in fx.features.drain_all() {
+            // Already written by an update nested in an earlier write (the
+            // feature change re-enters the notifier, which brings every
+            // port to the state).
+            if dev.features().contains(Features::HW_MACSEC) == set {
+                continue;
+            }
             let written = locks.write(&dev, set);
             trace::feature(dev.ifindex(), set, written);
             deferred |= !written;
@@ -1163,7 +1169,18 @@ fn view(e: &PortEntry, secys: &[Option<Secy>]) -> View {
         relation: e.relation,
         secy: e.secy.as_ref().map_or(0, |d| d.ifindex()),
         id: secy.and_then(|s| s.id),
-        encrypt: secy.and_then(|s| encrypt(&s.known)),
+        // No more than the operation in flight leads to, as for the
+        // verdict: `encrypt off` reads off, and an offload being taken
+        // away reads as none, from the retraction on. The object never
+        // says encrypt-off (or offload-off) and encrypt true at once, and
+        // the operation's success changes nothing more.
+        encrypt: secy.and_then(|s| {
+            let known = encrypt(&s.known);
+            match e.port.pending() {
+                Some(p) => known.zip(encrypt(&p)).map(|(k, p)| k && p),
+                None => known,
+            }
+        }),
         owner: e.owner,
         ifindex: e.dev.ifindex(),
         name,

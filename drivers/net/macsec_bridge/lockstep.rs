@@ -303,6 +303,11 @@ impl Port {
         self.known
     }
 
+    /// Where the operation in flight leads, if one is.
+    pub fn pending(&self) -> Option<Knowledge> {
+        self.pending
+    }
+
     /// Bumped on every change of the advertised state.
     pub fn generation(&self) -> u64 {
         self.generation

@@ -39,13 +39,13 @@ row "the NIC behaves again, SecY up: offload-mac" \
 row "deactivating the encoding SA fails: macsec.c puts it back; retracted, then restored" \
 	mtn0 on offload-mac "" seq=none/no-active-tx-sa,offload-mac/none -- \
 	"ip link set mtn0 alias fail:mdo_upd_txsa && ! ip macsec set macsec0 tx sa 0 off"
-# Deleting an up SecY: mdo_del_secy (retracted before it; after it the
-# SecY is known not offloaded, which drops `encrypt` from the object), then
-# the netdev is closed (mdo_dev_stop, which shows the SecY still offloaded
-# but down) and unregistered.
+# Deleting an up SecY: mdo_del_secy (retracted before it, `encrypt` gone
+# from the object with the retraction, so the SecY known not offloaded
+# after it changes nothing more), then the netdev is closed (mdo_dev_stop,
+# which shows the SecY still offloaded but down) and unregistered.
 row "mdo_del_secy fails: the SecY is deleted anyway; never restored" \
 	mtn0 on none no-secy relation=none \
-	seq=none/offload-off,none/offload-off,none/secy-down,none/no-secy -- \
+	seq=none/offload-off,none/secy-down,none/no-secy -- \
 	"ip link set mtn0 alias fail:mdo_del_secy && ip link del macsec0"
 row "RXE deleted: the port is gone" \
 	mtn0 on absent "" -- \

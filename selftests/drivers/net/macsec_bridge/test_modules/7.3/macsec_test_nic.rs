@@ -8,6 +8,9 @@
 //! takes: some undo the change (`mdo_upd_txsa`), others go on regardless
 //! (`mdo_dev_stop`, `mdo_del_secy` on deletion).
 //!
+//! Every operation is recorded in the trace buffer as it starts and as it
+//! returns (`macsec_test_nic: mdo_upd_txsa enter`, `... exit 0`).
+//!
 //! With the alias `pn-wrap`, each frame mtn0 sends exhausts the packet
 //! numbers of the encoding SA of the SecY offloaded to it: the module calls
 //! `macsec_pn_wrapped()`, as aquantia and cn10k do from their interrupt
@@ -15,7 +18,7 @@
 //! event.
 
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::{bindings, prelude::*, sync::rcu};
+use kernel::{bindings, prelude::*, str::CString, sync::rcu};
 
 #[path = "nic_model.rs"]
 mod nic_model;
@@ -68,12 +71,37 @@ unsafe fn told_to_fail(dev: *mut bindings::net_device, op: &str) -> bool {
     unsafe { alias_matches(dev, |a| a.strip_prefix(b"fail:") == Some(op.as_bytes())) }
 }
 
-/// One operation: succeeds, or fails as the lower device's alias asks.
+/// Writes `macsec_test_nic: <args>` into the trace buffer, where the
+/// macsec_bridge module's events land too: the selftests read from there
+/// in which order the driver and the module acted. Lost if the line cannot
+/// be formatted (no memory).
+fn record(args: core::fmt::Arguments<'_>) {
+    if let Ok(line) = CString::try_from_fmt(fmt!("macsec_test_nic: {}", args)) {
+        // SAFETY: `line` is a NUL-terminated string that outlives the call,
+        // which copies it; any address will do as the caller's.
+        unsafe { bindings::__trace_puts(record as usize, line.as_char_ptr()) };
+    }
+}
+
+/// One operation, recorded as it starts and as it returns (see `record`).
 ///
 /// # Safety
 ///
 /// `ctx` is a valid MAC-offload context.
 unsafe fn mdo(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
+    record(fmt!("{} enter", op));
+    // SAFETY: the caller's guarantee.
+    let ret = unsafe { offload(op, ctx) };
+    record(fmt!("{} exit {}", op, ret));
+    ret
+}
+
+/// One operation: succeeds, or fails as the lower device's alias asks.
+///
+/// # Safety
+///
+/// `ctx` is a valid MAC-offload context.
+unsafe fn offload(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
     if op == "mdo_del_secy" {
         SECY.store(core::ptr::null_mut(), Ordering::Release);
     }

@@ -1,0 +1,234 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The contract's order, as the kernel saw it: a teardown is retracted from
+# every port before the driver is asked to make it, and a setup is
+# advertised only after the driver returned success. The witnesses are in
+# one trace buffer, ordered by the `counter` trace clock: the module's
+# tracepoints (macsec_bridge_announce when a port's object changes, right
+# before its dev-change-ntf is sent; macsec_bridge_feature when the port's
+# NETIF_F_HW_MACSEC is written, or left to the deferred writer) and the
+# model NIC's record of every MACsec operation it gets, as it starts and as
+# it returns. No user-space timestamps.
+#
+# Two ports share the SecY macsec0 offloaded to the model NIC mtn0: macsec0
+# itself (RXE on it, relation self) and a veth h0 bound to it (relation
+# bound); the module owns both bits. Each row states the whole sequence the
+# kernel recorded, so what was announced, in which order, and that nothing
+# else was. Finally the monitor's notifications are exactly the traced
+# announcements (name, generation, protection, reason), in order.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+nic_bed
+T=/sys/kernel/tracing
+[ -e "$T/trace" ] || mount -t tracefs nodev "$T" 2>/dev/null
+[ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
+on_exit ordering_cleanup
+
+ordering_cleanup() {
+	[ ! -e "$T/events/macsec_bridge/enable" ] || echo 0 >"$T/events/macsec_bridge/enable"
+	echo local >"$T/trace_clock" 2>/dev/null
+	echo >"$T/trace" 2>/dev/null
+	rdma link del mb_rxe1 2>/dev/null
+	ip link del h0 2>/dev/null
+	nic_cleanup
+}
+
+NAMES=$ROW_DIR/names
+ANNOUNCED=$ROW_DIR/announced
+: >"$NAMES"
+: >"$ANNOUNCED"
+
+# Remember every netdev's ifindex, so that a row's events still name a
+# device that the row deleted.
+names_refresh() {
+	local f
+	for f in /sys/class/net/*/ifindex; do
+		echo "$(cat "$f") $(basename "$(dirname "$f")")"
+	done >>"$NAMES"
+	sort -u -o "$NAMES" "$NAMES"
+}
+
+# orow DESC KIND EXPECTED -- CMD: empties the trace buffer, runs CMD (which
+# must succeed) and passes if the kernel recorded exactly EXPECTED.
+#   KIND teardown: besides, every retraction (`none/...`, `bit-off`) comes
+#     before the first driver call;
+#   KIND setup: every advertisement (`offload-...`, `bit-on`) after the
+#     last driver call returned 0;
+#   KIND other: the sequence alone.
+orow() {
+	local desc=$1 kind=$2 want=$3 got rc bad=
+	shift 4
+	names_refresh
+	echo >"$T/trace"
+	eval "$*" >"$ROW_DIR/out" 2>&1
+	rc=$?
+	names_refresh
+	cp "$T/trace" "$ROW_DIR/trace"
+	got=$(/usr/bin/python3 "$lib_dir/trace_seq.py" "$ROW_DIR/trace" "$NAMES" "$ANNOUNCED")
+	[ $rc -eq 0 ] || bad="the command failed ($rc): $(tr '\n' ' ' <"$ROW_DIR/out")"
+	[ -n "$bad" ] || [ "$got" = "$want" ] || bad="sequence differs"
+	[ -n "$bad" ] || bad=$(order_violation "$kind" "$got")
+	if [ -n "$bad" ]; then
+		ktap_print_msg "$bad"
+		ktap_print_msg "want: $want"
+		ktap_print_msg " got: $got"
+		ktap_test_fail "$desc"
+	else
+		ktap_test_pass "$desc"
+	fi
+}
+
+# order_violation KIND SEQUENCE: what breaks the contract, or nothing.
+# A teardown's retraction is each port's first announcement in the row
+# (later ones may only update other fields of a retracted object).
+order_violation() {
+	local kind=$1 t i=0 first_mdo= last_ok= port
+	local -a s
+	local -A seen
+	read -r -a s <<<"$2"
+	for t in "${s[@]}"; do
+		case "$t" in
+		mdo_*) [ -n "$first_mdo" ] || first_mdo=$i ;;
+		ret=0) last_ok=$i ;;
+		esac
+		i=$((i + 1))
+	done
+	i=0
+	for t in "${s[@]}"; do
+		port=${t%%:*}
+		case "$kind:$t" in
+		teardown:*/*)
+			if [ -z "${seen[$port]:-}" ]; then
+				seen[$port]=1
+				case "$t" in
+				*:none/*) ;;
+				*) echo "$t: the first announcement is no retraction"; return ;;
+				esac
+				[ -z "$first_mdo" ] || [ "$i" -lt "$first_mdo" ] ||
+					{ echo "$t after the driver was called"; return; }
+			fi ;;
+		teardown:*:bit-off*)
+			[ -z "$first_mdo" ] || [ "$i" -lt "$first_mdo" ] ||
+				{ echo "$t after the driver was called"; return; } ;;
+		setup:*:offload-* | setup:*:bit-on*)
+			# With no driver call there is nothing to wait for.
+			[ -z "$first_mdo" ] || { [ -n "$last_ok" ] && [ "$i" -gt "$last_ok" ]; } ||
+				{ echo "$t before the driver returned success"; return; } ;;
+		esac
+		case "$t" in
+		*-deferred) echo "$t: the bit was not written with the announcement"; return ;;
+		esac
+		i=$((i + 1))
+	done
+}
+
+ktap_print_header
+ktap_set_plan 29
+
+check "load" insmod_bridge "$MODULE_KO"
+check "trace: counter clock, the module's events on" \
+	bash -c "echo counter >$T/trace_clock && echo 1 >$T/events/macsec_bridge/enable"
+
+orow "SecY offloaded to the model NIC, up, active TX SA: no port yet" other \
+	"mdo_add_secy ret=0 mdo_dev_open ret=0 mdo_add_txsa ret=0" -- \
+	"ip link add link mtn0 macsec0 type macsec port 4 encrypt on offload mac &&
+	 ip link set macsec0 up &&
+	 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY"
+check "a monitor subscribes" mon_start all
+orow "RXE on macsec0: port macsec0 advertised" setup \
+	"macsec0:offload-mac/none macsec0:bit-on" -- \
+	"rdma link add mb_rxe0 type rxe netdev macsec0"
+orow "RXE on veth h0: a port with no SecY" other \
+	"h0:none/no-secy" -- \
+	"ip link add h0 type veth peer name h0p && ip link set h0p up && ip link set h0 up &&
+	 rdma link add mb_rxe1 type rxe netdev h0"
+orow "h0 bound to macsec0: advertised" other \
+	"h0:offload-mac/none h0:bit-on" -- \
+	"/usr/bin/python3 $lib_dir/mb_genl.py bind $(ifindex macsec0) $(ifindex h0)"
+
+orow "TX SA deactivated: both ports retracted before mdo_upd_txsa" teardown \
+	"macsec0:none/no-active-tx-sa h0:none/no-active-tx-sa h0:bit-off macsec0:bit-off mdo_upd_txsa ret=0" -- \
+	"ip macsec set macsec0 tx sa 0 off"
+orow "TX SA activated: advertised after mdo_upd_txsa returned 0" setup \
+	"mdo_upd_txsa ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"ip macsec set macsec0 tx sa 0 on"
+orow "TX SA deactivated and deleted: retracted before either call" teardown \
+	"macsec0:none/no-active-tx-sa h0:none/no-active-tx-sa h0:bit-off macsec0:bit-off mdo_upd_txsa ret=0 mdo_del_txsa ret=0" -- \
+	"ip macsec set macsec0 tx sa 0 off && ip macsec del macsec0 tx sa 0"
+orow "TX SA 2 added active, made the encoding SA: advertised after both calls" setup \
+	"mdo_add_txsa ret=0 mdo_upd_secy ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"ip macsec add macsec0 tx sa 2 pn 1 on key 02 $MB_KEY &&
+	 ip link set macsec0 type macsec encodingsa 2"
+orow "encrypt off: retracted before mdo_upd_secy" teardown \
+	"macsec0:none/encrypt-off h0:none/encrypt-off h0:bit-off macsec0:bit-off mdo_upd_secy ret=0" -- \
+	"ip link set macsec0 type macsec encrypt off"
+orow "encrypt on: advertised after mdo_upd_secy" setup \
+	"mdo_upd_secy ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"ip link set macsec0 type macsec encrypt on"
+orow "protect off: retracted before mdo_upd_secy" teardown \
+	"macsec0:none/protect-off h0:none/protect-off h0:bit-off macsec0:bit-off mdo_upd_secy ret=0" -- \
+	"ip link set macsec0 type macsec protect off"
+orow "protect on: advertised after mdo_upd_secy" setup \
+	"mdo_upd_secy ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"ip link set macsec0 type macsec protect on"
+orow "SecY down: retracted before mdo_dev_stop" teardown \
+	"macsec0:none/secy-down h0:none/secy-down h0:bit-off macsec0:bit-off mdo_dev_stop ret=0" -- \
+	"ip link set macsec0 down"
+orow "SecY up: advertised after mdo_dev_open" setup \
+	"mdo_dev_open ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"ip link set macsec0 up"
+orow "lower down: retracted; the driver is not called" teardown \
+	"macsec0:none/lower-down h0:none/lower-down h0:bit-off macsec0:bit-off" -- \
+	"ip link set mtn0 down"
+orow "lower up: advertised" setup \
+	"macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"ip link set mtn0 up"
+orow "SecY down, its SA deleted, offload off: retracted before any call" teardown \
+	"macsec0:none/secy-down h0:none/secy-down h0:bit-off macsec0:bit-off mdo_dev_stop ret=0 mdo_upd_txsa ret=0 mdo_del_txsa ret=0 macsec0:none/secy-down h0:none/secy-down mdo_del_secy ret=0" -- \
+	"ip link set macsec0 down && ip macsec set macsec0 tx sa 2 off &&
+	 ip macsec del macsec0 tx sa 2 && ip macsec offload macsec0 off"
+orow "offload on, SA added, SecY up: advertised after the last call" setup \
+	"mdo_add_secy ret=0 macsec0:none/secy-down h0:none/secy-down mdo_add_txsa ret=0 mdo_dev_open ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"ip macsec offload macsec0 mac && ip macsec add macsec0 tx sa 2 pn 1 on key 02 $MB_KEY &&
+	 ip link set macsec0 up"
+orow "RXE on macsec0 deleted: port macsec0 retracted and gone; the driver is not called" teardown \
+	"macsec0:none/unknown macsec0:bit-off" -- \
+	"rdma link del mb_rxe0"
+orow "SecY deleted: h0 retracted before mdo_del_secy and mdo_dev_stop" teardown \
+	"h0:none/offload-off h0:bit-off mdo_del_secy ret=0 mdo_dev_stop ret=0 h0:none/secy-down h0:none/binding-stale" -- \
+	"ip link del macsec0"
+orow "RXE on h0 deleted: h0 stays a port (it is bound), its rdma-dev list empties" other \
+	"h0:none/binding-stale" -- \
+	"rdma link del mb_rxe1"
+orow "RXE on h0 again" other \
+	"h0:none/binding-stale" -- \
+	"rdma link add mb_rxe1 type rxe netdev h0"
+orow "a new offloaded SecY, h0 unbound and bound to it: advertised after the driver set it up" setup \
+	"mdo_add_secy ret=0 mdo_dev_open ret=0 mdo_add_txsa ret=0 h0:none/no-secy h0:offload-mac/none h0:bit-on" -- \
+	"ip link add link mtn0 macsec0 type macsec port 4 encrypt on offload mac &&
+	 ip link set macsec0 up && ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
+	 ynl_cli '' --do unbind --json '{\"ifindex\": '$(ifindex h0)'}' &&
+	 /usr/bin/python3 $lib_dir/mb_genl.py bind \$(cat /sys/class/net/macsec0/ifindex) $(ifindex h0)"
+orow "the model NIC removed: h0 retracted before mdo_del_secy" teardown \
+	"h0:none/lower-down h0:bit-off h0:none/lower-down mdo_del_secy ret=0 mdo_dev_stop ret=0 h0:none/secy-down h0:none/binding-stale" -- \
+	"ip link set mtn0 alias '' && rmmod macsec_test_nic"
+
+mon_stop all
+# The monitor's notifications, as NAME GENERATION PROTECTION REASON.
+ntf_lines() {
+	/usr/bin/python3 - "$ROW_DIR/mon.all" <<'PY'
+import json, sys
+for n in json.load(open(sys.argv[1])):
+    if n.get('name') != 'dev-change-ntf':
+        continue
+    m = n['msg']
+    print(m['ifname'], m['generation'], m['protection'], m.get('reason', 'none'))
+PY
+}
+check "every traced announcement was notified, in order, and nothing else" \
+	diff -u "$ANNOUNCED" <(ntf_lines)
+check "unload" rmmod macsec_bridge
+
+ktap_finished
