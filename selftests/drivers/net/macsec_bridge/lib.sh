@@ -150,16 +150,34 @@ in_ns() {
 
 # Until the device's ports exist and udev (when it runs, as in virtme-ng)
 # has renamed them from eth%d: a name read before that goes stale.
+# `udevadm settle` alone is not enough: on a slow kernel (KASAN under TCG)
+# it can return before udevd has even received the device's uevent. So
+# while udevd runs, wait for the names themselves to change; should udev
+# keep eth%d (no naming rule), go on after 10 s with the names as they are.
 udev_settle_nsim() {
-	local id=$1 ports=$2 ns=${3:-} i
-	for i in $(seq 50); do
-		if [ "$(in_ns "$ns" ls "/sys/bus/netdevsim/devices/netdevsim$id/net" 2>/dev/null | wc -l)" -ge "$ports" ]; then
+	local id=$1 ports=$2 ns=${3:-} i names
+	for i in $(seq 150); do
+		names=$(in_ns "$ns" ls "/sys/bus/netdevsim/devices/netdevsim$id/net" 2>/dev/null)
+		if [ "$(grep -c . <<<"$names")" -ge "$ports" ]; then
+			[ -S /run/udev/control ] || return 0
 			command -v udevadm >/dev/null && udevadm settle -t 10 2>/dev/null
-			return 0
+			grep -qE '^eth[0-9]+$' <<<"$names" || return 0
+			[ "$i" -lt 150 ] || return 0
 		fi
 		sleep 0.1
 	done
 	return 1
+}
+
+# nsim_require: skip unless the kernel under test has netdevsim (built in
+# or a module). Anything else that stops a bed of netdevsim ports is a
+# broken bed, a failure.
+nsim_require() {
+	[ -d /sys/bus/netdevsim ] || modprobe netdevsim 2>/dev/null
+	if [ ! -d /sys/bus/netdevsim ]; then
+		ktap_skip_all "the kernel has no netdevsim"
+		exit "$KSFT_SKIP"
+	fi
 }
 
 # The netdev name of port PORT (0-based) of netdevsim device ID, in NS.
@@ -411,7 +429,8 @@ ns_path() {
 lockstep_bed() {
 	bed_require
 	on_exit lockstep_cleanup
-	nsim_pair || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+	nsim_require
+	nsim_pair || bed_broken "a linked pair of netdevsim ports"
 }
 
 # What every test bed with the module, RXE and ynl needs; skips otherwise.
@@ -440,7 +459,8 @@ dpu_bed() {
 	bed_require
 	on_exit dpu_cleanup
 	setup_ns DPU || { ktap_skip_all "network namespaces unavailable"; exit "$KSFT_SKIP"; }
-	nsim_pair "$DPU" || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+	nsim_require
+	nsim_pair "$DPU" || bed_broken "a linked pair of netdevsim ports in the DPU namespace"
 	UPLINK=$NSIM_A
 	case "${1:-veth}" in
 	veth)

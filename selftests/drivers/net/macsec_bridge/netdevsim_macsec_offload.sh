@@ -17,7 +17,8 @@ cleanup() {
 on_exit cleanup
 
 ip macsec help 2>&1 | grep -q offload || bed_broken "iproute2 without 'ip macsec offload'"
-nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+nsim_require
+nsim_new 1 || bed_broken "a netdevsim port"
 id=$NSIM_ID
 port=$(nsim_port "$id" 0)
 setup_ns ns

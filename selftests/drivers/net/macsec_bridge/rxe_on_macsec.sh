@@ -20,7 +20,8 @@ cleanup() {
 on_exit cleanup
 
 require_rxe
-nsim_new 1 || { ktap_skip_all "netdevsim unavailable"; exit "$KSFT_SKIP"; }
+nsim_require
+nsim_new 1 || bed_broken "a netdevsim port"
 id=$NSIM_ID
 port=$(nsim_port "$id" 0)
 
