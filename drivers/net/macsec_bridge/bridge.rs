@@ -1169,18 +1169,7 @@ fn view(e: &PortEntry, secys: &[Option<Secy>]) -> View {
         relation: e.relation,
         secy: e.secy.as_ref().map_or(0, |d| d.ifindex()),
         id: secy.and_then(|s| s.id),
-        // No more than the operation in flight leads to, as for the
-        // verdict: `encrypt off` reads off, and an offload being taken
-        // away reads as none, from the retraction on. The object never
-        // says encrypt-off (or offload-off) and encrypt true at once, and
-        // the operation's success changes nothing more.
-        encrypt: secy.and_then(|s| {
-            let known = encrypt(&s.known);
-            match e.port.pending() {
-                Some(p) => known.zip(encrypt(&p)).map(|(k, p)| k && p),
-                None => known,
-            }
-        }),
+        encrypt: secy.and_then(|s| advertised_encrypt(e, s)),
         owner: e.owner,
         ifindex: e.dev.ifindex(),
         name,
@@ -1199,6 +1188,19 @@ pub(crate) fn encrypt(k: &Knowledge) -> Option<bool> {
     match k {
         Knowledge::Known(s) if s.offload != Offload::Off => Some(s.encrypt),
         _ => None,
+    }
+}
+
+/// `encrypt` as port `e`'s object reports it, `s` being its SecY: no more
+/// than the operation in flight leads to, as for the verdict. `encrypt
+/// off` reads off, and an offload being taken away reads as none, from the
+/// retraction on: the object never says encrypt-off (or offload-off) and
+/// encrypt true at once, and the operation's success changes nothing more.
+pub(crate) fn advertised_encrypt(e: &PortEntry, s: &Secy) -> Option<bool> {
+    let known = encrypt(&s.known);
+    match e.port.pending() {
+        Some(p) => known.zip(encrypt(&p)).map(|(k, p)| k && p),
+        None => known,
     }
 }
 

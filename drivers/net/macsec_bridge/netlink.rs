@@ -129,7 +129,7 @@ pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &[Option<Secy>], viewer
                 msg.put_u64(A_DEV_SCI.into(), sci, A_DEV_PAD.into())?;
                 msg.put_u32(A_DEV_CIPHER.into(), cipher(c))?;
             }
-            if let Some(enc) = bridge::encrypt(&s.known) {
+            if let Some(enc) = bridge::advertised_encrypt(e, s) {
                 msg.put_u8(A_DEV_ENCRYPT.into(), enc.into())?;
             }
         }

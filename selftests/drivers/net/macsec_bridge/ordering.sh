@@ -125,7 +125,7 @@ order_violation() {
 }
 
 ktap_print_header
-ktap_set_plan 29
+ktap_set_plan 30
 
 check "load" insmod_bridge "$MODULE_KO"
 check "trace: counter clock, the module's events on" \
@@ -229,6 +229,26 @@ PY
 }
 check "every traced announcement was notified, in order, and nothing else" \
 	diff -u "$ANNOUNCED" <(ntf_lines)
+# Every field follows the announcement: a retraction's object never says
+# why it is unprotected and, at once, claims what that reason denies.
+self_consistent() {
+	/usr/bin/python3 - "$ROW_DIR/mon.all" <<'PY'
+import json, sys
+bad = 0
+for n in json.load(open(sys.argv[1])):
+    m = n.get('msg', {})
+    if n.get('name') != 'dev-change-ntf':
+        continue
+    r = m.get('reason')
+    if (r == 'encrypt-off' and m.get('encrypt') != 0) or \
+       (r == 'offload-off' and 'encrypt' in m):
+        print(f"# {m['ifname']} generation {m['generation']}: reason {r}, encrypt {m.get('encrypt')}")
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+}
+check "no notification contradicts itself (encrypt-off with encrypt 1, offload-off with encrypt)" \
+	self_consistent
 check "unload" rmmod macsec_bridge
 
 ktap_finished
