@@ -31,6 +31,11 @@ cd "$stage/drivers/net/macsec_bridge" || exit 1
 # The console merges the guest's stdout and stderr: results also go to a
 # file of their own ($KSFT_RESULTS, in a directory shared with the host).
 results=${KSFT_RESULTS:-/tmp/ksft-results}
+# The runner writes each test's own output to $logfile, /dev/stdout; under
+# virtme-ng that names the console's port, not the pipe into tee, and the
+# results would keep only the summary lines (no plan, no SKIP reason).
+# /proc/self/fd/1 is opened by the shell that runs the test: the pipe.
+logfile=/proc/self/fd/1
 # The KUnit suites ran at boot; keep their KTAP for the host to count.
 cat /sys/kernel/debug/kunit/*/results > "$results.kunit" 2>/dev/null
 run_many "${tests[@]}" | tee "$results"

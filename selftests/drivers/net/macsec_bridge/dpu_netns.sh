@@ -32,7 +32,7 @@ rdma_mode() {
 EXCL=0
 rdma_mode exclusive && EXCL=1
 dpu_bed nsim
-setup_ns POD
+setup_ns POD || ns_broken POD
 netns_cleanup() {
 	dpu_cleanup
 	[ "$EXCL" = 1 ] && rdma_mode shared

@@ -21,7 +21,7 @@ nsim_require
 nsim_new 1 || bed_broken "a netdevsim port"
 id=$NSIM_ID
 port=$(nsim_port "$id" 0)
-setup_ns ns
+setup_ns ns || ns_broken ns
 ip link set "$port" netns "$ns"
 
 ktap_print_header

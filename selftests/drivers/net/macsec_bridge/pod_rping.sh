@@ -36,7 +36,7 @@ if ! grep -q ' rxe_ns_pernet_sk4' /proc/kallsyms; then
 	ktap_skip_all "this kernel's RXE has no per-namespace sockets (no rxe_ns.c)"
 	exit "$KSFT_SKIP"
 fi
-setup_ns pa pb || { ktap_skip_all "cannot create namespaces"; exit "$KSFT_SKIP"; }
+setup_ns pa pb || ns_broken pa pb
 
 ip link add va netns "$pa" type veth peer name vb netns "$pb"
 mac_a=$(ip netns exec "$pa" cat /sys/class/net/va/address)
