@@ -14,7 +14,7 @@ dpu_bed
 D=(ip -n "$DPU")
 
 ktap_print_header
-ktap_set_plan 27
+ktap_set_plan 28
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin

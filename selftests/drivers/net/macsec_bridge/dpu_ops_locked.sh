@@ -22,7 +22,7 @@ D=(ip -n "$DPU")
 bit_is() { [ "$(hw_macsec "$1")" = "$2" ]; }
 
 ktap_print_header
-ktap_set_plan 18
+ktap_set_plan 19
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin

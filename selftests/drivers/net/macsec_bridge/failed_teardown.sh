@@ -18,7 +18,7 @@ set -u
 nic_bed
 
 ktap_print_header
-ktap_set_plan 11
+ktap_set_plan 12
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin

@@ -26,7 +26,7 @@ no_offload() {
 }
 
 ktap_print_header
-ktap_set_plan 11
+ktap_set_plan 12
 
 check "h0 (a VLAN over netdevsim) offers no MACsec offload" bit_is h0 off
 check "a SecY on h0 cannot be offloaded" no_offload h0

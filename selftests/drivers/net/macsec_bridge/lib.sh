@@ -368,6 +368,30 @@ table_dump() {
 	wait_for 600 test -e "$1"
 }
 
+# json_of CMD...: CMD's JSON output, or null if it printed nothing.
+json_of() {
+	local out
+	out=$("$@" 2>/dev/null)
+	echo "${out:-null}"
+}
+
+# table_oracle FILE: what the port objects are checked against, from the
+# kernel's other interfaces: each namespace's MACsec links (`ip -d -j`:
+# SCI, cipher suite, encrypt), the namespace ids as this namespace sees
+# them, and the RDMA links (`rdma -j link`: which RDMA device is on which
+# netdev).
+table_oracle() {
+	local ns
+	{
+		printf '{"links": {"": %s' "$(json_of ip -d -j link show type macsec)"
+		for ns in "${NS_LIST[@]}"; do
+			printf ', "%s": %s' "$ns" "$(json_of ip -n "$ns" -d -j link show type macsec)"
+		done
+		printf '}, "nsids": %s' "$(json_of ip -j netns list-id)"
+		printf ', "rdma": %s}\n' "$(json_of rdma -j link show)"
+	} >"$1"
+}
+
 # row DESC PORT BIT PROTECTION REASON [relation=R] [owner=O] [seq=S] -- ACTION...
 #   BIT: expected macsec-hw-offload (on/off, - when the netdev is gone);
 #   PROTECTION: expected protection, or `absent`; REASON: expected reason
@@ -390,6 +414,7 @@ row() {
 	eval "$*" >"$ROW_DIR/action.$ROW_N" 2>&1
 	rc=$?
 	table_dump "$ROW_DIR/dump.$ROW_N"
+	table_oracle "$ROW_DIR/oracle.$ROW_N"
 	printf '%s\t' "$ROW_N" "$desc" "$port" "$bit" "$(hw_macsec "$port")" \
 		"$prot" "${reason:--}" "$relation" "$owner" "$rc" "$seq" >>"$ROW_DIR/rows"
 	echo >>"$ROW_DIR/rows"
@@ -602,3 +627,5 @@ nic_cleanup() {
 
 # A 128-bit key for `ip macsec`.
 MB_KEY=01234567890123456789012345678901
+# A 96-bit salt, for the extended packet number cipher suites.
+MB_SALT=0123456789abcdef01234567

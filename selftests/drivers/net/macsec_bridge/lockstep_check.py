@@ -4,7 +4,9 @@
 
     lockstep_check.py ROW_DIR
 
-ROW_DIR holds `dump.0` (the ports when the table began), `rows` (one
+ROW_DIR holds `dump.0` (the ports when the table began), `oracle.N` (the
+kernel's other interfaces after row N: MACsec links per namespace, RDMA
+links; see table_oracle in lib.sh), `rows` (one
 tab-separated line per row: number, description,
 port, expected bit, ethtool's bit, expected protection, expected reason,
 expected relation (`none`: no relation), expected owner, action
@@ -23,7 +25,15 @@ A row passes when all three views agree with the expectation:
   retracting its protection (`reason unknown`: no longer tracked);
 - where the row states them, the port's notifications during the row are
   exactly the expected ones, in order (protection/reason each): a row
-  that retracts and restores, or flaps, shows it here.
+  that retracts and restores, or flaps, shows it here;
+- every field: each notification and the dump carry what every object
+  carries (and an offload verdict its SecY's sci, cipher and encrypt);
+  the last notification equals the dump in every field; a row that
+  changes nothing leaves every field as it was; and the SecY fields and
+  `rdma-dev` are what the kernel says elsewhere (`ip -d link` for the SecY
+  the object names, `rdma link` for the port), and an offload verdict
+  stands on a SecY that is up, offloaded to the MAC, protecting and
+  encrypting.
 
 Generations are one clock shared by all ports, so finally: every
 generation handed out while the monitor listened was notified exactly once
@@ -50,6 +60,76 @@ def load(path, default):
         return default
 
 
+# What every object carries, and what one that claims offload carries too.
+ALWAYS = ('ifindex', 'ifname', 'protection', 'reason', 'feature-owner', 'generation')
+OFFLOAD = ('relation', 'secy-ifindex', 'sci', 'cipher', 'encrypt')
+# iproute2's cipher suite names, as the spec's.
+CIPHERS = {'GCM-AES-128': 'gcm-aes-128', 'GCM-AES-256': 'gcm-aes-256',
+           'GCM-AES-XPN-128': 'gcm-aes-xpn-128', 'GCM-AES-XPN-256': 'gcm-aes-xpn-256'}
+
+
+def shape(o):
+    """What is missing from, or out of place in, object O."""
+    errors = [f'no {k}' for k in ALWAYS if k not in o]
+    if str(o.get('protection', '')).startswith('offload'):
+        errors += [f'offload without {k}' for k in OFFLOAD if k not in o]
+    if 'secy-ifindex' not in o:
+        errors += [f'{k} without secy-ifindex' for k in ('sci', 'cipher', 'encrypt', 'secy-netnsid')
+                   if k in o]
+    return errors
+
+
+def secy_links(oracle, o):
+    """The MACsec links the object's secy-ifindex can name: in this
+    namespace, or in the one its secy-netnsid names."""
+    links = oracle.get('links') or {}
+    if 'secy-netnsid' in o:
+        names = [n.get('name') for n in oracle.get('nsids') or []
+                 if n.get('nsid') == o['secy-netnsid']]
+        spaces = [links[n] for n in names if n in links]
+        if not spaces:  # an id this namespace has, for an unnamed one
+            spaces = [v for k, v in links.items() if k]
+    else:
+        spaces = [links.get('')]
+    return [l for sp in spaces for l in sp or []
+            if l.get('ifindex') == o['secy-ifindex'] and 'linkinfo' in l]
+
+
+def against_oracle(oracle, o):
+    """Where object O disagrees with the kernel's other interfaces."""
+    errors = []
+    if 'secy-ifindex' in o:
+        verdicts = []
+        for link in secy_links(oracle, o):
+            info = link['linkinfo'].get('info_data') or {}
+            wrong = []
+            if 'sci' in o and int(info.get('sci', '-1'), 16) != o['sci']:
+                wrong.append(f"sci {o['sci']:016x}, ip {info.get('sci')}")
+            if 'cipher' in o and CIPHERS.get(info.get('cipher_suite')) != o['cipher']:
+                wrong.append(f"cipher {o['cipher']}, ip {info.get('cipher_suite')}")
+            if 'encrypt' in o and bool(info.get('encrypt')) != bool(o['encrypt']):
+                wrong.append(f"encrypt {o['encrypt']}, ip {info.get('encrypt')}")
+            if o['protection'] == 'offload-mac':
+                if info.get('offload') != 'mac':
+                    wrong.append(f"offload-mac on a SecY with offload {info.get('offload')}")
+                if not info.get('protect') or not info.get('encrypt'):
+                    wrong.append('offload-mac on a SecY that does not protect and encrypt')
+                if 'UP' not in link.get('flags', []):
+                    wrong.append('offload-mac on a SecY that is down')
+            verdicts.append(wrong)
+        if not verdicts:
+            errors.append(f"no MACsec link with secy-ifindex {o['secy-ifindex']}"
+                          f" (secy-netnsid {o.get('secy-netnsid')})")
+        elif all(verdicts):
+            errors += verdicts[0]
+    rdma = sorted({r.get('ifname') for r in oracle.get('rdma') or []
+                   if r.get('netdev') == o.get('ifname')
+                   and r.get('netdev_index') == o.get('ifindex')})
+    if sorted(o.get('rdma-dev', [])) != rdma:
+        errors.append(f"rdma-dev {o.get('rdma-dev', [])}, rdma link {rdma}")
+    return errors
+
+
 def main():
     d = sys.argv[1]
     ntf = load(os.path.join(d, 'ntf'), None)
@@ -63,8 +143,8 @@ def main():
 
     # What the previous row left, per port name: ifindex, generation; at
     # first, what the table started from (dump.0).
-    prev = {p['ifname']: {'ifindex': p['ifindex'], 'generation': p['generation']}
-            for p in load(os.path.join(d, 'dump.0'), [])}
+    prev = {p['ifname']: p for p in load(os.path.join(d, 'dump.0'), [])}
+    bad = [(m.get('ifname'), m.get('generation'), e) for m in notes for e in shape(m)]
     with open(os.path.join(d, 'rows')) as f:
         rows = [line.rstrip('\n').split('\t') for line in f if line.strip()]
     for r in rows:
@@ -101,6 +181,12 @@ def main():
             for key, value in want.items():
                 if obj.get(key) != value:
                     errors.append(f'dump: {key} {obj.get(key)}, want {value}')
+            errors += [f'dump: {e}' for e in shape(obj)]
+            oracle = load(os.path.join(d, f'oracle.{n}'), None)
+            if not isinstance(oracle, dict):
+                errors.append('no record of the MACsec and RDMA links')
+            else:
+                errors += [f'dump: {e}' for e in against_oracle(oracle, obj)]
 
         ifindex = obj['ifindex'] if obj else (before or {}).get('ifindex')
         lo = before['generation'] if before else 0
@@ -117,15 +203,20 @@ def main():
         if obj:
             if before and hi == lo:
                 # Nothing changed: no notification can fall in (lo, hi];
-                # a repeat of generation lo is caught below.
-                pass
+                # a repeat of generation lo is caught below. Nor can any
+                # field have changed.
+                for key in sorted(set(obj) | set(before)):
+                    if obj.get(key) != before.get(key):
+                        errors.append(f'{key} {before.get(key)} -> {obj.get(key)}, generation unchanged')
             elif hi <= lo:
                 errors.append(f'generation went from {lo} to {hi}')
             elif not mine:
                 errors.append(f'generation {lo} -> {hi}, but no notification')
             else:
                 last = mine[-1]
-                for key in ('generation', 'protection', 'reason'):
+                # Every field; secy-netnsid is relative to the reader (the
+                # port's namespace for a notification, the dumper's here).
+                for key in sorted((set(last) | set(obj)) - {'secy-netnsid'}):
                     if last.get(key) != obj.get(key):
                         errors.append(f'last notification: {key} {last.get(key)}, dump {obj.get(key)}')
         elif before:
@@ -139,7 +230,7 @@ def main():
                 errors.append(f'notifications {got}, want {want}')
 
         if obj:
-            prev[port] = {'ifindex': obj['ifindex'], 'generation': obj['generation']}
+            prev[port] = obj
         else:
             prev.pop(port, None)
         if errors:
@@ -148,6 +239,12 @@ def main():
             print(f'# dump: {json.dumps(obj)}')
             print(f'# notifications: {json.dumps(mine)}')
         print(f'{"FAIL" if errors else "PASS"}\t{desc}')
+
+    # Every notification carries what an object carries.
+    for ifname, gen, e in bad:
+        print(f'# notification {gen} ({ifname}): {e}')
+    print(f'{"FAIL" if bad else "PASS"}\tevery notification carries every field its verdict needs'
+          f' ({len(notes)})')
 
     # Exactly one notification per generation handed out.
     gens = sorted(m['generation'] for m in notes)

@@ -28,7 +28,7 @@ ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 rdma link add mb_rxe0 type rxe netdev macsec0
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 13
 
 check "load with an offloaded SecY and RXE already configured" insmod_bridge "$MODULE_KO"
 check "unobserved: protection none, reason unknown" port_is none unknown

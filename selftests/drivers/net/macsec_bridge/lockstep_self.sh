@@ -16,7 +16,7 @@ lockstep_bed
 A=$NSIM_A
 
 ktap_print_header
-ktap_set_plan 28
+ktap_set_plan 34
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
@@ -84,11 +84,30 @@ row "offload mac again (down, then up): no active TX SA" \
 row "active TX SA added: offload-mac" \
 	macsec0 on offload-mac "" -- \
 	ip macsec add macsec0 tx sa 0 pn 1 on key 02 $MB_KEY
+row "encoding SA 2, where no SA is: retracted" \
+	macsec0 off none no-active-tx-sa -- \
+	ip link set macsec0 type macsec encodingsa 2
+row "active TX SA 2 added: offload-mac" \
+	macsec0 on offload-mac "" -- \
+	ip macsec add macsec0 tx sa 2 pn 1 on key 03 $MB_KEY
 row "RXE deleted: the port is gone, the bit cleared" \
 	macsec0 off absent "" -- \
 	rdma link del mb_rxe0
+# Extended packet numbers: the cipher suite can only be chosen when the
+# SecY is made.
+row "an XPN-256 SecY with encoding SA 3 and RXE: a port, no active TX SA" \
+	macsec1 off none no-active-tx-sa relation=self owner=bridge -- \
+	"ip link add link $A macsec1 type macsec port 5 cipher gcm-aes-xpn-256 encodingsa 3 \
+		encrypt on offload mac && ip link set macsec1 up &&
+	 rdma link add mb_rxe1 type rxe netdev macsec1"
+row "active XPN TX SA 3 added: offload-mac" \
+	macsec1 on offload-mac "" -- \
+	ip macsec add macsec1 tx sa 3 xpn 1 on ssci 1 salt $MB_SALT key 04 $MB_KEY$MB_KEY
+row "its RXE deleted: the port is gone, the bit cleared" \
+	macsec1 off absent "" -- \
+	rdma link del mb_rxe1
 table_end
-check "SecY deleted" ip link del macsec0
+check "SecYs deleted" bash -c "ip link del macsec0 && ip link del macsec1"
 check "netdevsim device deleted: no netdev stays held" \
 	bash -c "echo $NSIM_A_ID > /sys/bus/netdevsim/del_device"
 NSIM_IDS=("${NSIM_IDS[@]:1}")

@@ -13,7 +13,7 @@ lockstep_bed
 A=$NSIM_A
 
 ktap_print_header
-ktap_set_plan 15
+ktap_set_plan 16
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin

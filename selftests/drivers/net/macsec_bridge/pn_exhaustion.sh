@@ -17,7 +17,7 @@ set -u
 nic_bed
 
 ktap_print_header
-ktap_set_plan 8
+ktap_set_plan 9
 
 # send_frame DEV: one broadcast frame (the MACsec ethertype, no payload
 # worth the name) sent on DEV, through its driver's ndo_start_xmit.
