@@ -7,9 +7,11 @@
 //! `site/content/docs/contributing/webhook-providers.md`:
 //!
 //! - `GET /health`: `200` and the capabilities object
-//!   `{"cloudProvider": bool, "profileProvider": bool}`. DRANet reads it
-//!   once at start; without `cloudProvider` it never asks for attributes,
-//!   without `profileProvider` it refuses `--profile-provider=webhook`.
+//!   `{"cloudProvider": bool, "profileProvider": bool, "runtimeHook": bool}`
+//!   (`runtimeHook` omitted when false, as DRANet marshals it). DRANet reads
+//!   it once at start; without `cloudProvider` it never asks for
+//!   attributes, without `profileProvider` it refuses
+//!   `--profile-provider=webhook`. This provider has no runtime hook.
 //! - `POST /GetDeviceAttributes`, body `DeviceIdentifiers`
 //!   (`{"mac_address","pci_address","name"}`, the first two omitted when
 //!   empty): a map of qualified name to `DeviceAttribute`, merged into the
@@ -20,8 +22,9 @@
 //!   DRANet asks the profile provider before preparing it. Only the cloud
 //!   provider is asked for a baseline: enforcing needs DRANet started with
 //!   `--cloud-provider-hint=webhook`.
-//! - `POST /GetProfileConfig`, body `ProfileRequest`
-//!   (`{"device": DeviceIdentifiers, "claim_uid", "config": NetworkConfig}`),
+//! - `POST /GetProfileConfig`, body `ProfileRequest` (`{"device":
+//!   DeviceIdentifiers, "claim": ResourceClaim, "config": NetworkConfig}`,
+//!   the whole claim, `config` omitted when nil),
 //!   sent from `NodePrepareResources` when the merged config names a
 //!   profile: `200` and a `NetworkConfig` to merge, or an error status that
 //!   fails the preparation, the body shown in the pod's events. Here: `404`
@@ -29,7 +32,9 @@
 //!   not hardware-protected now (the kubelet retries, so the pod starts
 //!   once protection returns), `500` when the kernel cannot be asked.
 //!   Stateless, hence idempotent.
-//! - `POST /ReleaseProfileConfig`, same body: `200`, nothing to free.
+//! - `POST /ReleaseProfileConfig`, body `ProfileReleaseRequest`
+//!   (`{"device": DeviceIdentifiers, "claim_uid", "config"}`: the kubelet's
+//!   unprepare has no claim, only its UID): `200`, nothing to free.
 //!
 //! DRANet treats any status but `200` as failure and shows the body; a
 //! malformed body is `400`, an unknown path `404`, a wrong method `405`.
@@ -37,7 +42,7 @@
 use crate::attrs::{self, NetDev};
 use crate::state::PortState;
 use anyhow::{Context as _, Result};
-use k8s_openapi::api::resource::v1::DeviceAttribute;
+use k8s_openapi::api::resource::v1::{DeviceAttribute, ResourceClaim};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -58,11 +63,24 @@ pub struct DeviceQuery {
     pub name: String,
 }
 
-/// DRANet's `webhook.ProfileRequest`. `config` is its `apis.NetworkConfig`,
-/// of which only `profile` matters here; the rest is passed through
-/// untouched and unread.
+/// DRANet's `webhook.ProfileRequest`: the device, the claim being prepared
+/// (a `resource.k8s.io/v1` `ResourceClaim`, read with the official types so
+/// that a body DRANet could not have sent is refused) and the merged
+/// `apis.NetworkConfig`, of which only `profile` matters here; the rest is
+/// passed through untouched and unread.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 pub struct ProfileRequest {
+    pub device: DeviceQuery,
+    #[serde(default)]
+    pub claim: Option<ResourceClaim>,
+    #[serde(default)]
+    pub config: Option<serde_json::Value>,
+}
+
+/// DRANet's `webhook.ProfileReleaseRequest`: what `NodeUnprepareResources`
+/// knows, the claim's UID instead of the claim.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+pub struct ReleaseRequest {
     pub device: DeviceQuery,
     #[serde(default)]
     pub claim_uid: String,
@@ -215,7 +233,7 @@ fn profile_config(cfg: &Config, node: &dyn Node, body: &[u8]) -> Result<Reply, R
 }
 
 fn release(body: &[u8]) -> Result<Reply, Reply> {
-    let _: ProfileRequest = parse(body)?;
+    let _: ReleaseRequest = parse(body)?;
     Ok((200, "{}".into()))
 }
 

@@ -95,14 +95,40 @@ fn ids(i: usize) -> Value {
     })
 }
 
-/// A `ProfileRequest` as DRANet's `GetProfileConfig` marshals it: the
-/// merged `NetworkConfig` carries the profile beside the user's settings.
-fn profile_req(device: Value, profile: Option<&str>) -> String {
+/// The merged `NetworkConfig`: the profile beside the user's settings.
+fn network_config(profile: Option<&str>) -> Value {
     let mut config = json!({"interface": {"name": "net1", "addresses": ["10.0.0.2/24"]}});
     if let Some(p) = profile {
         config["profile"] = json!(p);
     }
-    json!({"device": device, "claim_uid": "0f3c-uid", "config": config}).to_string()
+    config
+}
+
+/// The claim being prepared, as the kubelet hands it to DRANet (allocated).
+fn claim() -> Value {
+    json!({
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "rdma", "namespace": "default", "uid": "0f3c-uid"},
+        "spec": {"devices": {"requests": [{"name": "nic", "exactly": {
+            "deviceClassName": "dranet.net", "allocationMode": "ExactCount", "count": 1}}]}},
+        "status": {"allocation": {"devices": {"results": [{
+            "request": "nic", "driver": "dra.net", "pool": "n1", "device": "macsec0"}]}}}
+    })
+}
+
+/// A `ProfileRequest` as DRANet's `GetProfileConfig` marshals it
+/// (`pkg/cloudprovider/webhook/webhook.go`): the device, the whole claim,
+/// the merged config.
+fn profile_req(device: Value, profile: Option<&str>) -> String {
+    json!({"device": device, "claim": claim(), "config": network_config(profile)}).to_string()
+}
+
+/// A `ProfileReleaseRequest`, as `ReleaseProfileConfig` marshals it: the
+/// claim's UID only.
+fn release_req(device: Value, profile: Option<&str>) -> String {
+    json!({"device": device, "claim_uid": "0f3c-uid", "config": network_config(profile)})
+        .to_string()
 }
 
 fn call(c: &Config, n: &FakeNode, method: &str, path: &str, body: &str) -> (u16, String) {
@@ -300,7 +326,7 @@ fn profile_refuses_an_unprotected_port_with_the_reason() {
         .0,
         404
     );
-    let no_config = json!({"device": ids(0), "claim_uid": "u"}).to_string();
+    let no_config = json!({"device": ids(0), "claim": claim()}).to_string();
     assert_eq!(call(&c, &n, "POST", "/GetProfileConfig", &no_config).0, 404);
 
     // The kernel cannot be asked: a temporary failure, the kubelet retries.
@@ -319,7 +345,7 @@ fn release_always_succeeds() {
             &n,
             "POST",
             "/ReleaseProfileConfig",
-            &profile_req(ids(0), p),
+            &release_req(ids(0), p),
         );
         assert_eq!((code, b.as_str()), (200, "{}"));
     }
@@ -330,7 +356,7 @@ fn release_always_succeeds() {
             &n,
             "POST",
             "/ReleaseProfileConfig",
-            &profile_req(ids(0), None)
+            &release_req(ids(0), None)
         )
         .0,
         200
@@ -363,9 +389,23 @@ fn bad_requests_get_a_status_and_a_message() {
         assert_eq!(error_of(&b), "name, mac_address or pci_address needed");
         assert_eq!(call(&c, &n, "POST", path, r#"{"name": 5}"#).0, 400);
     }
-    // A ProfileRequest without its device is malformed.
+    // A ProfileRequest without its device is malformed, and so is one
+    // whose claim is not a ResourceClaim.
     assert_eq!(
-        call(&c, &n, "POST", "/GetProfileConfig", r#"{"claim_uid":"u"}"#).0,
+        call(&c, &n, "POST", "/GetProfileConfig", r#"{"claim":{}}"#).0,
+        400
+    );
+    let not_a_claim = json!({"device": ids(0), "claim": {"spec": 5},
+                             "config": network_config(Some(PROTECTED))});
+    assert_eq!(
+        call(
+            &c,
+            &n,
+            "POST",
+            "/GetProfileConfig",
+            &not_a_claim.to_string()
+        )
+        .0,
         400
     );
     let (code, b) = call(&c, &n, "POST", "/Other", "{}");
@@ -447,7 +487,11 @@ fn dranets_conversation_over_a_unix_socket() {
     assert_eq!(code, 409);
     assert!(error_of(&body).contains("reason no-active-tx-sa"), "{body}");
     assert_eq!(
-        go("POST", "/ReleaseProfileConfig", &req),
+        go(
+            "POST",
+            "/ReleaseProfileConfig",
+            &release_req(ids(0), Some(PROTECTED))
+        ),
         (200, "{}".to_string())
     );
 

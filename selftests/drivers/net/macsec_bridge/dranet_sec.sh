@@ -121,7 +121,11 @@ says() {
 	got=$(hook "$@")
 	[ "$got" = "$want" ] || { echo "# $2: got '$got', want '$want'"; return 1; }
 }
-PROFILE_REQ='{"device":{"name":"macsec0"},"claim_uid":"c1","config":{"profile":"'$DOMAIN'/protected","interface":{"name":"net1"}}}'
+# DRANet's two bodies (pkg/cloudprovider/webhook/webhook.go): preparing
+# sends the whole ResourceClaim, releasing only its UID.
+PROFILE_CONF='{"profile":"'$DOMAIN'/protected","interface":{"name":"net1"}}'
+PROFILE_REQ='{"device":{"name":"macsec0"},"claim":{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"rdma","namespace":"default","uid":"c1"},"spec":{"devices":{"requests":[{"name":"nic","exactly":{"deviceClassName":"dranet.net"}}]}}},"config":'$PROFILE_CONF'}'
+RELEASE_REQ='{"device":{"name":"macsec0"},"claim_uid":"c1","config":'$PROFILE_CONF'}'
 check "webhook: /health declares a cloud and a profile provider" \
 	says '200 {"cloudProvider":true,"profileProvider":true}' GET /health
 check "webhook: DRANet's query for macsec0 gets macsecEgress true" \
@@ -143,7 +147,7 @@ check "taint-rules: events create, delete, create and nothing else" \
 check "webhook: encrypt off, the profile refuses with the reason" \
 	says '409 {"error":"macsec0: RDMA egress is not hardware-MACsec protected (protection none, reason encrypt-off)"}' \
 	POST /GetProfileConfig "$PROFILE_REQ"
-check "webhook: the release succeeds" says '200 {}' POST /ReleaseProfileConfig "$PROFILE_REQ"
+check "webhook: the release succeeds" says '200 {}' POST /ReleaseProfileConfig "$RELEASE_REQ"
 check "slice generations grew with every emission" /usr/bin/python3 -c "
 import json, sys
 g = [json.loads(l)['spec']['pool']['generation'] for l in open('$D/watch') if l.strip()]
