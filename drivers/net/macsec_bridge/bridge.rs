@@ -255,13 +255,11 @@ impl State {
     }
 
     /// Tracks port `e` after every other (see [`State::ports`]) and returns
-    /// its index; gives `e` back if there is no memory.
+    /// its index; gives `e` back if there is no memory (of the caller's
+    /// memory cgroup: see [`GROW`]).
     fn add_port(&mut self, mut e: PortEntry) -> Result<usize, PortEntry> {
-        if self.ports.reserve(1, GFP_KERNEL).is_err()
-            || self
-                .writes
-                .reserve(self.ports.len() + 1, GFP_KERNEL)
-                .is_err()
+        if self.ports.reserve(1, GROW).is_err()
+            || self.writes.reserve(self.ports.len() + 1, GROW).is_err()
         {
             return Err(e);
         }
@@ -269,27 +267,34 @@ impl State {
         e.serial = self.serial;
         let i = self.ports.len();
         // Cannot fail: capacity is reserved.
-        let _ = self.ports.push(Some(e), GFP_KERNEL);
+        let _ = self.ports.push(Some(e), GROW);
         Ok(i)
     }
 }
 
 /// Puts `v` in the first free slot of `slots` and returns the slot's index;
-/// gives `v` back if there is no memory.
+/// gives `v` back if there is no memory (see [`GROW`]).
 fn put<T>(slots: &mut KVec<Option<T>>, v: T) -> Result<usize, T> {
     if let Some(i) = slots.iter().position(|s| s.is_none()) {
         slots[i] = Some(v);
         return Ok(i);
     }
     // Reserve first: a failed `push` would drop `v`.
-    if slots.reserve(1, GFP_KERNEL).is_err() {
+    if slots.reserve(1, GROW).is_err() {
         return Err(v);
     }
     let i = slots.len();
     // Cannot fail: capacity is reserved.
-    let _ = slots.push(Some(v), GFP_KERNEL);
+    let _ = slots.push(Some(v), GROW);
     Ok(i)
 }
+
+/// How the state grows: charged to the memory cgroup of the task whose
+/// action made it grow. A SecY is tracked, and a port bound, from the
+/// context of whoever created or bound it, and the root of a user
+/// namespace may do both at will: a container's netdevs cost the
+/// container's memory, not the host's.
+const GROW: kernel::alloc::Flags = GFP_KERNEL_ACCOUNT;
 
 /// What a writer does once the state is unlocked.
 struct Effects {
@@ -782,7 +787,10 @@ impl Bridge {
                         fx.features.push_within_capacity((e.dev.clone(), want))
                     {
                         if fx.features.push((dev, set), GFP_KERNEL).is_err() {
-                            pr_warn!("{}: out of memory, feature bit deferred\n", e.dev.name());
+                            warn_ratelimited!(
+                                "{}: out of memory, feature bit deferred\n",
+                                e.dev.name()
+                            );
                             fx.retry = true;
                         }
                     }
@@ -809,10 +817,10 @@ impl Bridge {
                     match note.and_then(fill) {
                         Ok(m) => {
                             if fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_err() {
-                                pr_warn!("{}: notification dropped\n", e.dev.name());
+                                warn_ratelimited!("{}: notification dropped\n", e.dev.name());
                             }
                         }
-                        Err(_) => pr_warn!("{}: notification dropped\n", e.dev.name()),
+                        Err(_) => warn_ratelimited!("{}: notification dropped\n", e.dev.name()),
                     }
                 }
             }
@@ -892,14 +900,14 @@ impl Bridge {
             match Interposer::install(rtnl, dev, this.clone()) {
                 Ok(i) => {
                     if let Err(i) = put(&mut st.lowers, i) {
-                        pr_warn!("{}: out of memory, offload not observed\n", dev.name());
+                        warn_ratelimited!("{}: out of memory, offload not observed\n", dev.name());
                         // SAFETY: this is the device's own REGISTER, and
                         // its table was installed just now.
                         unsafe { fx.restore(rtnl, i) };
                     }
                 }
                 Err(e) if e == EOPNOTSUPP => {}
-                Err(e) => pr_warn!(
+                Err(e) => warn_ratelimited!(
                     "{}: cannot observe its MACsec offload ({:?}): its SecYs stay unknown\n",
                     dev.name(),
                     e
@@ -916,7 +924,7 @@ impl Bridge {
                     view: None,
                 };
                 if put(&mut st.secys, secy).is_err() {
-                    pr_warn!("{}: out of memory, SecY not tracked\n", dev.name());
+                    warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
                 }
             }
             relate(st);
@@ -1047,7 +1055,7 @@ impl Bridge {
                     {
                         // The old name stays: stale, but not wrong about
                         // protection.
-                        pr_warn!("out of memory: RDMA device {:?} renamed\n", ib.name());
+                        warn_ratelimited!("out of memory: RDMA device {:?} renamed\n", ib.name());
                         continue;
                     }
                     *name = new;

@@ -12,6 +12,21 @@ use kernel::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
+/// `pr_warn!`, as often as `net_ratelimit()` allows. Every warning an
+/// event can print goes through it: events come from every namespace, and
+/// the root of a user namespace makes them at will (netdevs appear, flap
+/// and go), so under memory pressure an unlimited warning per event would
+/// let an unprivileged user flood the kernel log.
+macro_rules! warn_ratelimited {
+    ($($arg:tt)*) => {
+        // SAFETY: `net_ratelimit()` takes no arguments and may be called
+        // from any context.
+        if unsafe { kernel::bindings::net_ratelimit() } != 0 {
+            kernel::pr_warn!($($arg)*);
+        }
+    };
+}
+
 mod bridge;
 pub mod lockstep;
 mod netlink;
