@@ -441,7 +441,6 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 4000,
-        failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
