@@ -9,6 +9,8 @@
 #   make check-series the kernel-crate patch series builds at every patch
 #   make demo       the whole story, in a VM
 #   make bench      DRANet-Sec's slice latency over 100 SecY flips, in a VM
+#   make torture    10,000 random operations against the module, in a VM
+#                   (SEED=N replays a run, OPS=N sets its length)
 #   make kernel     build (or find) the cached test kernel
 #   KERNEL=6.12     any of the above against Linux 6.12 only
 #   make CLIPPY=1   build the module with clippy
@@ -27,7 +29,7 @@ export KERNEL_SERIES := $(or $(KERNEL),$(MODULE_SERIES))
 KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \
 	BINDGEN=$(BINDGEN) RUSTFMT=$(RUSTFMT) CLIPPY_DRIVER=$(CLIPPY_DRIVER)
 
-.PHONY: all setup kernel module check check-debug check-series demo bench clean
+.PHONY: all setup kernel module check check-debug check-series demo bench torture clean
 
 all: module
 
@@ -56,6 +58,9 @@ demo:
 
 bench: kernel
 	@scripts/bench.sh --variant $(VARIANT)
+
+torture: kernel
+	@VARIANT=$(VARIANT) SEED=$(SEED) OPS=$(OPS) scripts/torture.sh
 
 clean:
 	@kdir=$$(scripts/kernel.sh --variant $(VARIANT) --print 2>/dev/null) && \

@@ -69,6 +69,16 @@ require_rxe() {
 	fi
 }
 
+# require_rxe, and RXE devices made in a pod's namespace have their RoCE
+# sockets there (rxe_ns.c, 7.x): skip otherwise, saying so.
+require_pod_rxe() {
+	require_rxe
+	if ! grep -q ' rxe_ns_pernet_sk4' /proc/kallsyms; then
+		ktap_skip_all "this kernel's RXE has no per-namespace sockets (no rxe_ns.c)"
+		exit "$KSFT_SKIP"
+	fi
+}
+
 # insmod_bridge KO: load the module after the RDMA core and MACsec, which
 # it links against, when they are modules (INFINIBAND=m and MACSEC=m, as
 # distributions build them); modprobe does nothing for built-in ones.
@@ -623,6 +633,33 @@ nic_cleanup() {
 	rmmod macsec_bridge 2>/dev/null
 	rmmod macsec_test_nic 2>/dev/null
 	rm -rf "$ROW_DIR"
+}
+
+# dmesg_mark, then dmesg_clean_since DESCRIPTION: one KTAP result, whether
+# the kernel printed a warning, bug, sanitizer report, leaked netdev
+# reference or hung task after the mark.
+dmesg_mark() {
+	DMESG_MARK=$(dmesg | wc -l)
+}
+dmesg_clean_since() {
+	local splats
+	splats=$(dmesg | tail -n +"$((DMESG_MARK + 1))" |
+		grep -E 'WARNING:|BUG:|Oops|lockdep|KASAN:|UBSAN:|refcount_t: |unregister_netdevice: waiting for|blocked for more than')
+	[ -z "$splats" ] || echo "$splats" | head -20 | sed 's/^/# /'
+	check "$1" [ -z "$splats" ]
+}
+
+# sw_macsec_pod NS LOWER MACSEC ADDR TXKEY PEER_MAC RXKEY: in namespace NS,
+# a software SecY MACSEC (encrypting) on LOWER with address ADDR/24, its TX
+# key TXKEY and an RX SC for PEER_MAC with key RXKEY; both up.
+sw_macsec_pod() {
+	ip -n "$1" link add link "$2" "$3" type macsec port 1 encrypt on &&
+		ip -n "$1" macsec add "$3" tx sa 0 pn 1 on key 01 "$5" &&
+		ip -n "$1" macsec add "$3" rx port 1 address "$6" &&
+		ip -n "$1" macsec add "$3" rx port 1 address "$6" sa 0 pn 1 on key 02 "$7" &&
+		ip -n "$1" addr add "$4/24" dev "$3" &&
+		ip -n "$1" link set "$2" up &&
+		ip -n "$1" link set "$3" up
 }
 
 # A 128-bit key for `ip macsec`.

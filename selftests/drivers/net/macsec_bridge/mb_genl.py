@@ -30,11 +30,26 @@ datagram at a time with a change made between two of them.
         bound with the feature bit set, or untracked with it clear. Prints
         "OP: N allocations failed in turn" or the first violation, and
         exits 1 on one.
+    mb_genl.py churn NETNS SECY_IFINDEX PORT STOP
+        until the file STOP exists: binds PORT to SECY_IFINDEX (in the
+        namespace file NETNS), dumps, unbinds, dumps, finding the family
+        again whenever it went away (the module is being reloaded). Prints
+        one JSON object: the requests that succeeded, by command, and the
+        errnos of the others.
+    mb_genl.py reload KO CYCLES PORT
+        unloads and loads the module (file KO) CYCLES times, whatever else
+        runs. Before each unload it dumps (the greatest generation, and
+        whether PORT's feature bit is set); after it, PORT's bit must be
+        clear; after each load PORT must be tracked again with every
+        generation above all before. Prints one JSON object (cycles, the
+        unloads that found the bit set, the unloads that had to wait for a
+        dump in flight, the violations); exits 1 on a violation.
 
 Attribute and command numbers are the YNL spec's.
 """
 
 import ctypes
+import errno
 import json
 import os
 import socket
@@ -42,6 +57,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 
 NETLINK_GENERIC = 16
 GENL_ID_CTRL = 0x10
@@ -57,6 +73,8 @@ CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 
 CMD_DEV_GET, CMD_BIND, CMD_UNBIND = 1, 3, 4
 A_IFINDEX, A_IFNAME, A_RELATION, A_SECY_IFINDEX, A_SECY_NETNS_FD = 1, 2, 6, 7, 15
+A_GENERATION = 12
+SYS_FINIT_MODULE, SYS_DELETE_MODULE = 313, 176
 RELATIONS = {0: 'self', 1: 'upper', 2: 'bound'}
 
 
@@ -330,7 +348,97 @@ def opener(netns, secy, port):
     return 0
 
 
+def churn(netns, secy, port, stop):
+    """See the module's doc string."""
+    payload = requests(socket.if_nametoindex(port), secy, os.open(netns, os.O_RDONLY))
+    done = {'bind': 0, 'unbind': 0, 'dump': 0}
+    errors = {}
+    g = None
+    while not os.path.exists(stop):
+        try:
+            g = g or Genl()
+            for name, cmd in (('bind', CMD_BIND), ('dump', None),
+                              ('unbind', CMD_UNBIND), ('dump', None)):
+                if cmd is None:
+                    g.ports()
+                else:
+                    g.request(g.family, cmd, 0, payload[cmd])
+                done[name] += 1
+        except OSError as e:
+            # The family went away (ENOENT), or with it a request in
+            # flight; refusals (a port not bound) are counted too.
+            errors[os.strerror(e.errno)] = errors.get(os.strerror(e.errno), 0) + 1
+            if g is not None:
+                g.sock.close()
+            g = None
+            time.sleep(0.01)
+    print(json.dumps({'done': done, 'errors': errors}))
+    return 0
+
+
+def generations(ports):
+    return [struct.unpack('Q', a[A_GENERATION])[0] for a in ports.values()
+            if A_GENERATION in a]
+
+
+def reload(ko, cycles, port):
+    """See the module's doc string."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    out = {'cycles': 0, 'bit_set_at_unload': 0, 'unload_waited': 0, 'violations': []}
+
+    def bad(what):
+        out['violations'].append(f'cycle {out["cycles"]}: {what}')
+
+    def load():
+        fd = os.open(ko, os.O_RDONLY)
+        rc = libc.syscall(SYS_FINIT_MODULE, fd, b'', 0)
+        err = ctypes.get_errno() if rc else 0
+        os.close(fd)
+        return err
+
+    for _ in range(cycles):
+        out['cycles'] += 1
+        g = Genl()
+        before = generations(g.ports())
+        g.sock.close()
+        if not before:
+            bad('nothing tracked before the unload')
+        out['bit_set_at_unload'] += feature_bit(port)
+        # A dump in flight holds a reference to the module: rmmod says
+        # EWOULDBLOCK (O_NONBLOCK), and is tried again.
+        for _ in range(500):
+            rc = libc.syscall(SYS_DELETE_MODULE, b'macsec_bridge', os.O_NONBLOCK)
+            err = ctypes.get_errno() if rc else 0
+            if err != errno.EWOULDBLOCK:
+                break
+            out['unload_waited'] += 1
+            time.sleep(0.01)
+        if err:
+            bad(f'unload: {os.strerror(err)}')
+            break
+        if feature_bit(port):
+            bad(f'{port} keeps its feature bit after the unload')
+        err = load()
+        if err:
+            bad(f'load: {os.strerror(err)}')
+            break
+        g = Genl()
+        ports = g.ports()
+        g.sock.close()
+        if port not in ports:
+            bad(f'{port} not tracked after the load')
+        after = generations(ports)
+        if before and after and min(after) <= max(before):
+            bad(f'generation {min(after)} after the load, {max(before)} before it')
+    print(json.dumps(out))
+    return 1 if out['violations'] else 0
+
+
 def main():
+    if sys.argv[1] == 'churn':
+        return churn(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+    if sys.argv[1] == 'reload':
+        return reload(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     if sys.argv[1] == 'faults':
         return faults(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5],
                       sys.argv[6] if len(sys.argv) > 6 else None)

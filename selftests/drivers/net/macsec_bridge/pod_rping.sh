@@ -31,28 +31,14 @@ cleanup() {
 }
 on_exit cleanup
 
-require_rxe
-if ! grep -q ' rxe_ns_pernet_sk4' /proc/kallsyms; then
-	ktap_skip_all "this kernel's RXE has no per-namespace sockets (no rxe_ns.c)"
-	exit "$KSFT_SKIP"
-fi
+require_pod_rxe
 setup_ns pa pb || ns_broken pa pb
 
 ip link add va netns "$pa" type veth peer name vb netns "$pb"
 mac_a=$(ip netns exec "$pa" cat /sys/class/net/va/address)
 mac_b=$(ip netns exec "$pb" cat /sys/class/net/vb/address)
-# pod NS LOWER MACSEC ADDR TXKEY PEER_MAC RXKEY
-pod() {
-	ip -n "$1" link add link "$2" "$3" type macsec port 1 encrypt on
-	ip -n "$1" macsec add "$3" tx sa 0 pn 1 on key 01 "$5"
-	ip -n "$1" macsec add "$3" rx port 1 address "$6"
-	ip -n "$1" macsec add "$3" rx port 1 address "$6" sa 0 pn 1 on key 02 "$7"
-	ip -n "$1" addr add "$4/24" dev "$3"
-	ip -n "$1" link set "$2" up
-	ip -n "$1" link set "$3" up
-}
-pod "$pa" va maca 10.1.0.1 "$KEY_A" "$mac_b" "$KEY_B"
-pod "$pb" vb macb 10.1.0.2 "$KEY_B" "$mac_a" "$KEY_A"
+sw_macsec_pod "$pa" va maca 10.1.0.1 "$KEY_A" "$mac_b" "$KEY_B"
+sw_macsec_pod "$pb" vb macb 10.1.0.2 "$KEY_B" "$mac_a" "$KEY_A"
 
 ip netns exec "$pa" rdma link add "$RXE_A" type rxe netdev maca
 
