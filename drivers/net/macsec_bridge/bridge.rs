@@ -292,8 +292,9 @@ fn put<T>(slots: &mut KVec<Option<T>>, v: T) -> Result<usize, T> {
 /// How the state grows: charged to the memory cgroup of the task whose
 /// action made it grow. A SecY is tracked, and a port bound, from the
 /// context of whoever created or bound it, and the root of a user
-/// namespace may do both at will: a container's netdevs cost the
-/// container's memory, not the host's.
+/// namespace may do both at will. The arrays are shared: a growth charges
+/// the whole new array to that task's cgroup, so the charge is coarse,
+/// but what a container makes the state grow by is never free to it.
 const GROW: kernel::alloc::Flags = GFP_KERNEL_ACCOUNT;
 
 /// What a writer does once the state is unlocked.

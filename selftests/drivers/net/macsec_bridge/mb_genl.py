@@ -162,6 +162,10 @@ class Genl:
         while True:
             for kind, _flags, body in self.messages(65536):
                 if kind == NLMSG_DONE:
+                    # A dump that failed part-way says so here.
+                    err = struct.unpack_from('i', body)[0] if len(body) >= 4 else 0
+                    if err:
+                        raise NlError(-err, 'dump')
                     return out
                 if kind == NLMSG_ERROR:
                     raise NlError(-struct.unpack_from('i', body)[0], '')
@@ -227,7 +231,9 @@ class FailNth:
 
 
 def feature_bit(port):
-    out = subprocess.run(['ethtool', '-k', port], capture_output=True, text=True).stdout
+    """ethtool's view of PORT's NETIF_F_HW_MACSEC; raises if it cannot say."""
+    out = subprocess.run(['ethtool', '-k', port], capture_output=True, text=True,
+                         check=True).stdout
     return any(line.split()[:2] == ['macsec-hw-offload:', 'on'] for line in out.splitlines())
 
 

@@ -145,6 +145,7 @@ check "a last rping between the pods" last_rping
 # `ip link del` in netdev_wait_allrefs() and print "waiting for".
 gone() {
 	rmmod macsec_bridge &&
+		ip -n "$DPU" link del macsec0 &&
 		rdma link del mb_rxe0 && timeout 120 ip link del h0 &&
 		ip netns exec "$pa" rdma link del mb_rl_rxea &&
 		ip netns exec "$pb" rdma link del mb_rl_rxeb &&

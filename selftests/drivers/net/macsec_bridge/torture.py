@@ -109,6 +109,10 @@ def u8(kind, v):
     return attr(kind, struct.pack('B', v))
 
 
+def be16(kind, v):
+    return attr(kind, struct.pack('>H', v))
+
+
 def u32(kind, v):
     return attr(kind, struct.pack('I', v))
 
@@ -186,6 +190,10 @@ class Sock:
                 if seq != self.seq:
                     continue
                 if mkind == NLMSG_DONE:
+                    # A dump that failed part-way says so here.
+                    err = struct.unpack_from('i', body)[0] if len(body) >= 4 else 0
+                    if err:
+                        raise NlError(-err, 'dump')
                     return out
                 if mkind == NLMSG_ERROR:
                     raise NlError(-struct.unpack_from('i', body)[0], '')
@@ -354,7 +362,12 @@ class Torture:
         self.ns = spaces
         self.host, self.dpu, self.pod = spaces['host'], spaces['dpu'], spaces['pod']
         self.done, self.refused, self.checks = {}, {}, 0
+        self.strict_checks = self.offload_checks = 0
         self.check_seconds = 0.0
+        # Every port whose bit was the module's; the reader waits on this
+        # while an operation is judged before any dump.
+        self.owned = set()
+        self.gate = threading.Lock()
         self.violations = []
         self.history = []
         # Per (namespace, ifindex): the generations announced, and the
@@ -385,7 +398,7 @@ class Torture:
         links = self.host.links()
         if lower not in links:
             raise NlError(19, f'{lower} is not here')
-        data = (u32(IFLA_MACSEC_PORT, port) + u64(IFLA_MACSEC_CIPHER_SUITE, cipher)
+        data = (be16(IFLA_MACSEC_PORT, port) + u64(IFLA_MACSEC_CIPHER_SUITE, cipher)
                 + u8(IFLA_MACSEC_ENCRYPT, enc) + u8(IFLA_MACSEC_OFFLOAD, offload))
         info = nest(IFLA_LINKINFO, s(IFLA_INFO_KIND, 'macsec') + nest(IFLA_INFO_DATA, data))
         self.host.rt.do(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL,
@@ -625,29 +638,48 @@ class Torture:
                 self.seen.add(g)
                 self.floor = max(self.floor, g)
 
+    def secy_of(self, p, ns, views):
+        """The SecY port P (in NS) names, checked against the kernel's own
+        links rather than taken on the module's word: (namespace name, its
+        link tuple, its MACsec state) or a reason it is not that SecY."""
+        rel, idx = p.get('relation'), p.get('secy-ifindex')
+        if rel == 'bound':
+            where = 'dpu'
+        elif 'secy-netnsid' in p:
+            where = 'pod' if ns.name == 'host' else 'host'
+        else:
+            where = ns.name
+        links, secys = views[where][0], views[where][1]
+        byindex = {v[0]: (k, v) for k, v in links.items()}
+        if idx not in byindex or idx not in secys:
+            return f'SecY {idx} not in {where}'
+        name, link = byindex[idx]
+        here = views[ns.name][0].get(p['ifname'])
+        if rel == 'self' and (where != ns.name or here is None or here[0] != idx):
+            return f'relation self, but SecY {name} is not the port'
+        if rel == 'bound' and name != 'dpu0':
+            return f'bound, but to {name}, not dpu0'
+        if rel == 'upper':
+            # The SecY's lower is the port: same namespace, or the other of
+            # host and pod when the SecY moved.
+            if here is None or link[2] != here[0] or link[3] != (where != ns.name):
+                return f'relation upper, but {name} is not on the port'
+        return where, link, secys[idx]
+
     def reference(self, p, ns, views):
         """The most port P (in NS) may claim, from the kernel's view of its
         SecY: (rank, kind, why)."""
-        rel, idx = p.get('relation'), p.get('secy-ifindex')
-        if rel is None or idx is None:
+        if p.get('relation') is None or p.get('secy-ifindex') is None:
             return 0, 'none', 'no SecY'
-        if rel == 'bound':
-            where = self.dpu
-        elif 'secy-netnsid' in p:
-            where = self.pod if ns is self.host else self.host
-        else:
-            where = ns
-        links, secys, _ = views[where.name]
-        byindex = {v[0]: v for v in links.values()}
-        if idx not in byindex or idx not in secys:
-            return 0, 'none', f'SecY {idx} not in {where.name}'
-        _, flags, lower, elsewhere = byindex[idx]
+        found = self.secy_of(p, ns, views)
+        if isinstance(found, str):
+            return 0, 'none', found
+        where, (_, flags, lower, elsewhere), y = found
         # In this bed a SecY's lower is in its namespace, or in the other
         # of host and pod when one of the two moved.
-        other = 'pod' if where.name == 'host' else 'host'
-        lower_links = views[other][0] if elsewhere else links
+        other = 'pod' if where == 'host' else 'host'
+        lower_links = views[other][0] if elsewhere else views[where][0]
         low = next((v for v in lower_links.values() if v[0] == lower), None)
-        y = secys[idx]
         why = None
         if not flags & IFF_UP:
             why = 'SecY down'
@@ -666,91 +698,144 @@ class Torture:
         kind = 'offload-mac' if y['offload'] == 2 else 'offload-phy'
         return 2, kind, kind
 
-    def problems(self):
-        """What the kernel's view contradicts now."""
+    def judge(self, p, ns, views, out, where):
+        """The checks every object gets, from a notification or a dump:
+        the verdict against the reference, the bit, the SecY fields."""
+        name, prot = p.get('ifname'), p.get('protection')
+        rank, kind, why = self.reference(p, ns, views)
+        if RANK.get(prot, 9) > rank or (prot.startswith('offload') and prot != kind):
+            out.append(f'{ns.name} {name}: {where} says {prot}, the SecY gives {kind} '
+                       f'({why}); object {json.dumps(p)}')
+        elif rank and prot.startswith('offload'):
+            self.offload_checks += 1
+            _, _, y = self.secy_of(p, ns, views)
+            if p.get('encrypt') != int(y['encrypt']):
+                out.append(f'{ns.name} {name}: {where} says encrypt {p.get("encrypt")}, '
+                           f'the SecY {int(y["encrypt"])}')
+        if p.get('feature-owner') == 'bridge':
+            self.owned.add(name)
+            if name in views[ns.name][0]:
+                bit = ns.feature(name, self.bit)
+                if bit != prot.startswith('offload'):
+                    out.append(f'{ns.name} {name}: bit {bit:d} while {where} says {prot}')
+
+    def views(self, names):
+        return {n: (ns.links(), ns.secys()) if n in names else ({}, {})
+                for n, ns in self.ns.items()}
+
+    def strict(self):
+        """Before anything dumps (a dump re-reads the SecYs and would repair
+        what the module missed): each port's last notification, and its bit,
+        against the kernel's view right after the operation."""
         self.take_notes()
-        ports = {ns.name: ns.ports() for ns in self.ns.values()}
-        # The kernel's view where a port is, or its SecY may be.
-        need = {n for n, p in ports.items() if p}
-        if need:
-            need |= {'host'}
-        if any(p.get('relation') == 'bound' for ps in ports.values() for p in ps):
-            need |= {'dpu'}
-        # A SecY or its lower may have moved between host and pod.
-        if need & {'host', 'pod'}:
-            need |= {'host', 'pod'}
-        views = {n: (ns.links(), ns.secys(), ports[n]) if n in need else ({}, {}, ports[n])
-                 for n, ns in self.ns.items()}
-        self.take_notes()
+        views = self.views(set(self.ns))
         out = []
+        for (nsname, index), have in self.announced.items():
+            if not have or nsname not in self.ns:
+                continue
+            p = have[max(have)]
+            ns = self.ns[nsname]
+            link = views[nsname][0].get(p.get('ifname'))
+            # Still that netdev in that namespace (it may have moved on, or
+            # gone with its last retraction announced).
+            if link is None or link[0] != index:
+                continue
+            self.strict_checks += 1
+            self.judge(p, ns, views, out, 'the last notification')
+        return out
+
+    def problems(self):
+        """What a dump, and the notifications before it, contradict."""
+        self.take_notes()
+        floor = {k: max(v) for k, v in self.announced.items() if v}
+        ports = {ns.name: ns.ports() for ns in self.ns.values()}
+        views = self.views(set(self.ns))
+        self.take_notes()
+        out, late = [], []
+        listed = set()
         for ns in self.ns.values():
-            links, _, ports = views[ns.name]
-            for p in ports:
+            for p in ports[ns.name]:
                 self.checks += 1
-                name, prot = p.get('ifname'), p.get('protection')
+                name = p.get('ifname')
+                listed.add(name)
                 missing = [f for f in ('ifindex', 'ifname', 'protection', 'reason',
                                        'feature-owner', 'generation') if f not in p]
                 if missing:
                     out.append(f'{ns.name} {name}: lacks {missing}')
                     continue
-                if p['feature-owner'] == 'bridge' and name in links:
-                    bit = ns.feature(name, self.bit)
-                    if bit != prot.startswith('offload'):
-                        out.append(f'{ns.name} {name}: bit {bit:d} while {prot}')
-                rank, kind, why = self.reference(p, ns, views)
-                if RANK.get(prot, 9) > rank or (prot.startswith('offload') and prot != kind):
-                    out.append(f'{ns.name} {name}: advertises {prot}, the SecY gives {kind} '
-                               f'({why}); object {json.dumps(p)}')
-                note = self.announced.get((ns.name, p['ifindex']), {}).get(p['generation'])
+                key, g = (ns.name, p['ifindex']), p['generation']
+                if g < floor.get(key, 0):
+                    out.append(f'{ns.name} {name}: dumped generation {g}, older than the '
+                               f'{floor[key]} announced before the dump')
+                self.judge(p, ns, views, out, 'the dump')
+                note = self.announced.get(key, {}).get(g)
                 if note is None:
-                    out.append(f'{ns.name} {name}: generation {p["generation"]} was never '
-                               'announced')
+                    # Sent after the state changed, by apply(): a moment.
+                    late.append(f'{ns.name} {name}: generation {g} was never announced')
                     continue
                 a = {k: v for k, v in note.items() if k != 'secy-netnsid'}
                 b = {k: v for k, v in p.items() if k != 'secy-netnsid'}
                 if a != b:
-                    out.append(f'{ns.name} {name}: generation {p["generation"]} announced as '
+                    out.append(f'{ns.name} {name}: generation {g} announced as '
                                f'{json.dumps(a)}, dumped as {json.dumps(b)}')
-        return out
+        # A port the module owned the bit of and tracks no more has it
+        # clear, wherever the netdev is now.
+        for name in self.owned - listed:
+            for n in ('host', 'pod'):
+                if name in views[n][0] and self.ns[n].feature(name, self.bit):
+                    out.append(f'{n} {name}: untracked, but its bit is set')
+        return out, late
 
-    def check(self):
-        """Problems that stay: a feature bit written, or a notification
-        sent, by a worker a moment after the state changed, is waited for
-        (up to a second)."""
+    def check(self, quiet):
+        """QUIET: nothing dumped since the operation (the reader waits), so
+        the notifications are judged first. Only a notification sent a
+        moment after the state it reports is waited for (up to a second)."""
         start = time.monotonic()
         try:
-            self._check()
+            if quiet:
+                for what in self.strict():
+                    self.violation(what)
+            for _ in range(20):
+                out, late = self.problems()
+                for what in out:
+                    self.violation(what)
+                if out or not late:
+                    return
+                time.sleep(0.05)
+            for what in late:
+                self.violation(what)
         finally:
             self.check_seconds += time.monotonic() - start
-
-    def _check(self):
-        for _ in range(20):
-            found = self.problems()
-            if not found:
-                return
-            time.sleep(0.05)
-        for what in found:
-            self.violation(what)
 
     # ---- the run ----------------------------------------------------------
 
     def step(self):
         names = [n for n, _ in self.OPS]
         op = self.rng.choices(names, weights=[w for _, w in self.OPS])[0]
-        # Every draw of the operation happens before it runs: the same seed
-        # draws the same operations, whatever the kernel answers.
+        # Every other operation runs with the reader waiting, and is judged
+        # on its notifications before anything dumps; the others overlap
+        # the reader's dumps.
+        quiet = len(self.history) % 2 == 0 and op != 'reload'
+        if quiet:
+            self.gate.acquire()
         try:
-            what = getattr(self, 'op_' + op)()
-            self.done[op] = self.done.get(op, 0) + 1
-            self.history.append(f'{op} {what}')
-        except OSError as e:
-            self.refused[op] = self.refused.get(op, 0) + 1
-            self.history.append(f'{op} refused: {os.strerror(e.errno) if e.errno else e}')
-        try:
-            self.check()
-        except OSError as e:
-            # The family or a namespace's view could not be read at all.
-            self.violation(f'cannot check: {e}')
+            # Every draw of the operation happens before it runs: the same
+            # seed draws the same operations, whatever the kernel answers.
+            try:
+                what = getattr(self, 'op_' + op)()
+                self.done[op] = self.done.get(op, 0) + 1
+                self.history.append(f'{op} {what}')
+            except OSError as e:
+                self.refused[op] = self.refused.get(op, 0) + 1
+                self.history.append(f'{op} refused: {os.strerror(e.errno) if e.errno else e}')
+            try:
+                self.check(quiet)
+            except OSError as e:
+                # The family or a namespace's view could not be read at all.
+                self.violation(f'cannot check: {e}')
+        finally:
+            if quiet:
+                self.gate.release()
 
 
 def flapper(path, stop, count):
@@ -770,15 +855,17 @@ def flapper(path, stop, count):
             return
 
 
-def reader(path, stop, count):
-    """The concurrent reader: dumps without pause, across reloads."""
+def reader(path, stop, count, gate):
+    """The concurrent reader: dumps without pause, across reloads, except
+    while GATE is held."""
     ns = Ns('reader', path)
     while not stop.is_set():
         try:
-            if ns.mb is None and not ns.resolve(listen=False):
-                time.sleep(0.01)
-                continue
-            ns.ports()
+            with gate:
+                if ns.mb is None and not ns.resolve(listen=False):
+                    time.sleep(0.01)
+                    continue
+                ns.ports()
             count[0] += 1
             time.sleep(0.01)
         except OSError:
@@ -797,7 +884,7 @@ def main():
     stop = threading.Event()
     flaps, dumps = [0], [0]
     threads = [threading.Thread(target=flapper, args=('/proc/self/ns/net', stop, flaps)),
-               threading.Thread(target=reader, args=('/proc/self/ns/net', stop, dumps))]
+               threading.Thread(target=reader, args=('/proc/self/ns/net', stop, dumps, t.gate))]
     for th in threads:
         th.start()
     start = time.monotonic()
@@ -814,7 +901,8 @@ def main():
         for th in threads:
             th.join()
     out = {'seed': seed, 'operations': len(t.history), 'done': t.done, 'refused': t.refused,
-           'checks': t.checks, 'violations': len(t.violations),
+           'checks': t.checks, 'strict_checks': t.strict_checks,
+           'offload_checks': t.offload_checks, 'violations': len(t.violations),
            'concurrent_flaps': flaps[0], 'concurrent_dumps': dumps[0],
            'seconds': round(time.monotonic() - start, 1),
            'checking_seconds': round(t.check_seconds, 1)}

@@ -54,7 +54,7 @@ nsim_pair "$DPU" || bed_broken "a linked pair of netdevsim ports in the DPU name
 dmesg_mark
 
 ktap_print_header
-ktap_set_plan 5
+ktap_set_plan 6
 
 check "load the module" insmod_bridge "$MODULE_KO"
 /usr/bin/python3 "$lib_dir/torture.py" "$SEED" "$OPS" "$MODULE_KO" "$HOST_NSIM" tv0 h0 \
@@ -73,6 +73,8 @@ check "seed $SEED: $OPS operations, no violation (make torture SEED=$SEED OPS=$O
 # SecY that is not there, an SA that exists): both paths were exercised.
 check "every kind of operation ran through at least once" \
 	[ "$(field "all(d['done'].get(k, 0) > 0 for k in ('secy_add', 'secy_del', 'txsa_add', 'txsa_del', 'txsa_upd', 'secy_set', 'offload', 'link', 'bind', 'unbind', 'move', 'vlan', 'rxe', 'reload'))")" = True ]
+check "verdicts were judged from notifications before any dump, and offload seen where the SecY gives it" \
+	[ "$(field "d['strict_checks'] > 0 and d['offload_checks'] > 0")" = True ]
 check "a concurrent writer and reader ran throughout" \
 	[ "$(field "d['concurrent_flaps'] > 0 and d['concurrent_dumps'] > 0")" = True ]
 dmesg_clean_since "the kernel log has no warning from the run"
