@@ -9,11 +9,16 @@
 # command's start until the taint appears in (and leaves) the
 # `slice --watch` stream and the `taint-rules --watch` directory.
 #
-#   scripts/bench-guest.sh MODULE.ko DRANET-SEC [FLIPS]
+# First, scripts/bench-scale.py: the bridge's own cost per event at 16, 128
+# and 1,024 ports, for this module and, if given, the one before it.
+#
+#   scripts/bench-guest.sh MODULE.ko DRANET-SEC [FLIPS [SIZES [BEFORE.ko]]]
 set -eu
 ko=$1
 bin=$2
 flips=${3:-100}
+sizes=${4:-16,128,1024}
+base=${5:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 KSFT_DIR=$(mktemp -d)
 export KSFT_DIR
@@ -22,12 +27,17 @@ touch "$KSFT_DIR/ktap_helpers.sh"
 # shellcheck source=/dev/null
 . "$top/selftests/drivers/net/macsec_bridge/lib.sh"
 
-insmod_bridge "$ko"
+modprobe -a ib_core macsec
 nsim_pair
 ip link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac
 ip link set macsec0 up
 rdma link add mb_rxe0 type rxe netdev macsec0
 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
+
+/usr/bin/python3 "$top/scripts/bench-scale.py" --sizes "$sizes" macsec0 \
+	${base:+"before=$base"} "after=$ko"
+
+insmod "$ko"
 
 /usr/bin/python3 - "$bin" "$flips" <<'PY'
 import json, statistics, subprocess, sys, time

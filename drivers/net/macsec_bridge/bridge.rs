@@ -32,7 +32,8 @@
 //! locks and brings every port's bit to what the state says.
 
 use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NUM_AN};
-use crate::{netlink, rdma, trace};
+use crate::trace::{self, Cause};
+use crate::{netlink, rdma};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::kvec::PushError;
 use kernel::net::device::{Features, NetDevice};
@@ -246,9 +247,20 @@ pub(crate) struct State {
     /// (at unload, nothing would write it later). Lent to [`Effects`] by
     /// [`Bridge::finish`] and given back, empty, by [`Bridge::apply`].
     writes: KVec<(ARef<NetDevice>, bool)>,
+    /// Port objects the current update recomputed (for the trace).
+    visited: u32,
 }
 
 impl State {
+    /// What the current update did, for the trace.
+    fn work(&self) -> trace::Work {
+        trace::Work {
+            visited: self.visited,
+            ports: self.ports.len() as u32,
+            secys: self.secys.iter().flatten().count() as u32,
+        }
+    }
+
     /// The SecY of MACsec netdev `dev`.
     pub(crate) fn secy(&self, dev: &NetDevice) -> Option<&Secy> {
         self.secys.iter().flatten().find(|s| *s.dev == *dev)
@@ -415,7 +427,13 @@ impl WorkItem for Deferred {
         let mut rtnl = Rtnl::lock();
         // Nothing to announce: the state did not change. `finish` finds
         // the bits that differ from it, and `apply` writes them.
-        with(|b| b.update(&mut Locks::Own(&mut rtnl), |_, _| {}));
+        with(|b| {
+            b.update(
+                &mut Locks::Own(&mut rtnl),
+                (Cause::Deferred, 0, 0),
+                |_, _| {},
+            )
+        });
     }
 }
 
@@ -437,7 +455,7 @@ impl WorkItem for Revalidate {
     fn run(_this: Arc<Revalidate>) {
         let mut rtnl = Rtnl::lock();
         // Queues itself again while a port advertises offload.
-        with(|b| b.revalidate(&mut rtnl));
+        with(|b| b.revalidate(&mut rtnl, Cause::Revalidate));
     }
 }
 
@@ -677,6 +695,7 @@ impl Bridge {
                         secys: KVec::new(),
                         lowers: KVec::new(),
                         writes: KVec::new(),
+                        visited: 0,
                     },
                     "macsec_bridge:state"
                 ),
@@ -731,29 +750,45 @@ impl Bridge {
     /// Reads the observed SecYs again (see [`reread`]), then announces and
     /// applies what changed. Every netlink answer, and the periodic
     /// re-read, start with it.
-    pub(crate) fn revalidate(&self, rtnl: &mut RtnlGuard) {
+    pub(crate) fn revalidate(&self, rtnl: &mut RtnlGuard, cause: Cause) {
+        let span = trace::Span::start();
         let mut fx = Effects::new();
+        let work;
         {
             let mut st = self.state.lock();
+            st.visited = 0;
             if !st.closing {
                 reread(rtnl, &mut st);
             }
             self.finish(&mut st, &mut fx);
+            work = st.work();
         }
         self.apply(&mut Locks::Own(rtnl), fx);
+        span.end(cause, 0, 0, work);
     }
 
     /// Runs `f` on the state, then announces and applies what changed.
-    fn update(&self, locks: &mut Locks<'_, '_>, f: impl FnOnce(&mut State, &mut Effects)) {
+    /// `at` is what the trace reports: the cause, its code and device.
+    fn update(
+        &self,
+        locks: &mut Locks<'_, '_>,
+        at: (Cause, u32, i32),
+        f: impl FnOnce(&mut State, &mut Effects),
+    ) {
+        let span = trace::Span::start();
         let mut fx = Effects::new();
+        let work;
         {
             let mut st = self.state.lock();
+            st.visited = 0;
             if !st.closing {
                 f(&mut st, &mut fx);
             }
             self.finish(&mut st, &mut fx);
+            work = st.work();
         }
         self.apply(locks, fx);
+        span.end(at.0, at.1, at.2, work);
     }
 
     /// Collects the feature changes and notifications the state calls for,
@@ -764,11 +799,13 @@ impl Bridge {
             secys,
             clock,
             writes,
+            visited,
             ..
         } = st;
         fx.features = core::mem::take(writes);
         for slot in ports.iter_mut() {
             let Some(e) = slot else { continue };
+            *visited += 1;
             if e.gone && e.last.is_none() {
                 // Never announced (an RDMA device that could not be
                 // tracked): nothing to retract.
@@ -897,7 +934,7 @@ impl Bridge {
     /// A device appeared: observe its `macsec_ops`, and track it if it is
     /// a MACsec netdev.
     fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
-        this.update(&mut Locks::Event(rtnl, ev), |st, fx| {
+        this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
             match Interposer::install(rtnl, dev, this.clone()) {
                 Ok(i) => {
                     if let Err(i) = put(&mut st.lowers, i) {
@@ -934,7 +971,7 @@ impl Bridge {
 
     /// A device is being unregistered, or leaves its namespace.
     fn unregistered(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
-        self.update(&mut Locks::Event(rtnl, ev), |st, fx| {
+        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
             for slot in st.lowers.iter_mut() {
                 if slot.as_ref().and_then(|i| i.device()) == Some(dev) {
                     if let Some(i) = slot.take() {
@@ -971,7 +1008,7 @@ impl Bridge {
     /// `going` is for `NETDEV_GOING_DOWN`: retract now, the state follows
     /// with `NETDEV_DOWN`.
     fn link(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice, going: bool) {
-        self.update(&mut Locks::Event(rtnl, ev), |st, _| {
+        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
             let State { ports, secys, .. } = st;
             for s in secys.iter_mut().flatten() {
                 let Knowledge::Known(mut k) = s.known else {
@@ -1007,7 +1044,7 @@ impl Bridge {
     /// An RDMA device appeared: track the netdevs of its ports.
     pub(crate) fn rdma_add(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) -> Result {
         let mut ret = Ok(());
-        self.update(&mut Locks::Own(rtnl), |st, _| {
+        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 0, 0), |st, _| {
             // On failure the RDMA core will not call `rdma_remove`: nothing
             // of the device may stay.
             ret = (|| -> Result {
@@ -1041,12 +1078,13 @@ impl Bridge {
 
     /// An RDMA device goes away.
     pub(crate) fn rdma_remove(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
-        self.update(&mut Locks::Own(rtnl), |st, _| forget_rdma(st, ib.id()));
+        let at = (Cause::Rdma, 1, 0);
+        self.update(&mut Locks::Own(rtnl), at, |st, _| forget_rdma(st, ib.id()));
     }
 
     /// An RDMA device was renamed: its ports report the new name.
     pub(crate) fn rdma_rename(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
-        self.update(&mut Locks::Own(rtnl), |st, _| {
+        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 2, 0), |st, _| {
             for e in st.ports.iter_mut().flatten() {
                 for (_, name) in e.rdma.iter_mut().filter(|(id, _)| *id == ib.id()) {
                     let mut new = KVec::new();
@@ -1084,7 +1122,8 @@ impl Bridge {
             return Err(BindError::NotSecy);
         }
         let mut ret = Ok(());
-        self.update(&mut Locks::Own(rtnl), |st, _| {
+        let at = (Cause::Request, netlink::CMD_BIND.into(), dev.ifindex());
+        self.update(&mut Locks::Own(rtnl), at, |st, _| {
             let binding = Binding {
                 secy: Some(secy.into()),
             };
@@ -1125,7 +1164,8 @@ impl Bridge {
     /// says, or is forgotten if it backs no RDMA device.
     pub(crate) fn unbind(&self, rtnl: &mut RtnlGuard, dev: &NetDevice) -> Result<(), BindError> {
         let mut ret = Err(BindError::NotBound);
-        self.update(&mut Locks::Own(rtnl), |st, _| {
+        let at = (Cause::Request, netlink::CMD_UNBIND.into(), dev.ifindex());
+        self.update(&mut Locks::Own(rtnl), at, |st, _| {
             for e in st.ports.iter_mut().flatten() {
                 if *e.dev == *dev && e.binding.take().is_some() {
                     ret = Ok(());
@@ -1142,9 +1182,12 @@ impl Bridge {
     /// Retracts everything, takes every interposer off and ignores events
     /// from now on.
     pub(crate) fn shutdown(&self, rtnl: &mut RtnlGuard) {
+        let span = trace::Span::start();
         let mut fx = Effects::new();
+        let work;
         {
             let mut st = self.state.lock();
+            st.visited = 0;
             st.closing = true;
             for e in st.ports.iter_mut().flatten() {
                 e.drop_port();
@@ -1157,9 +1200,17 @@ impl Bridge {
                     unsafe { fx.restore(rtnl, i) };
                 }
             }
+            work = st.work();
             st.secys = KVec::new();
         }
         self.apply(&mut Locks::Own(rtnl), fx);
+        span.end(Cause::Unload, 0, 0, work);
+    }
+
+    /// How many ports and SecYs are tracked.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        let st = self.state.lock();
+        (st.ports.len(), st.secys.iter().flatten().count())
     }
 }
 
@@ -1222,7 +1273,8 @@ impl Observer for Bridge {
         }
         let next = Knowledge::Known(lockstep::predict(snapshot(ctx), op));
         let secy = ctx.secy().netdev();
-        self.update(&mut Locks::Observer(rtnl, mdo), |st, _| {
+        let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
+        self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _| {
             for e in st.ports.iter_mut().flatten() {
                 if e.secy.as_deref() == Some(secy) {
                     e.port.before(&next);
@@ -1241,7 +1293,8 @@ impl Observer for Bridge {
         let next = lockstep::predict(snapshot(ctx), lop);
         let secy = ctx.secy();
         let dev = secy.netdev();
-        self.update(&mut Locks::Observer(rtnl, op), |st, _| {
+        let at = (Cause::OpAfter, op as u32, dev.ifindex());
+        self.update(&mut Locks::Observer(rtnl, op), at, |st, _| {
             let State { ports, secys, .. } = st;
             let Some(s) = secys.iter_mut().flatten().find(|s| *s.dev == *dev) else {
                 // Not tracked (no memory when it appeared): nothing is
@@ -1272,6 +1325,23 @@ impl Observer for Bridge {
     }
 }
 
+/// What the trace reports of an event: its `NETDEV_*` number and device.
+fn at(ev: &NetdevEvent<'_>) -> (Cause, u32, i32) {
+    let code = match ev {
+        NetdevEvent::Register(_) => bindings::netdev_cmd_NETDEV_REGISTER,
+        NetdevEvent::Unregister(_) => bindings::netdev_cmd_NETDEV_UNREGISTER,
+        NetdevEvent::Up(_) => bindings::netdev_cmd_NETDEV_UP,
+        NetdevEvent::GoingDown(_) => bindings::netdev_cmd_NETDEV_GOING_DOWN,
+        NetdevEvent::Down(_) => bindings::netdev_cmd_NETDEV_DOWN,
+        NetdevEvent::Change(_) => bindings::netdev_cmd_NETDEV_CHANGE,
+        NetdevEvent::FeatChange(_) => bindings::netdev_cmd_NETDEV_FEAT_CHANGE,
+        NetdevEvent::ChangeName(_) => bindings::netdev_cmd_NETDEV_CHANGENAME,
+        NetdevEvent::ChangeUpper { .. } => bindings::netdev_cmd_NETDEV_CHANGEUPPER,
+        NetdevEvent::Other(code, _) => *code,
+    };
+    (Cause::Event, code, ev.dev().ifindex())
+}
+
 /// The netdevice notifier's side of the bridge.
 pub(crate) struct Events(pub(crate) Arc<Bridge>);
 
@@ -1291,7 +1361,7 @@ impl NetdevNotifier for Events {
             NetdevEvent::ChangeUpper { .. }
             | NetdevEvent::ChangeName(_)
             | NetdevEvent::FeatChange(_) => {
-                b.update(&mut Locks::Event(rtnl, ev), |st, _| relate(st))
+                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| relate(st))
             }
             NetdevEvent::Other(..) => {}
         }

@@ -8,6 +8,7 @@
 
 use crate::bridge::{self, BindError, Owner, PortEntry, Relation, Secy};
 use crate::lockstep::{Protection, Reason};
+use crate::trace::{Cause, Span, Work};
 use kernel::net::device::NetDevice;
 use kernel::net::macsec::Cipher;
 use kernel::net::namespace::Net;
@@ -22,8 +23,8 @@ use kernel::sync::aref::ARef;
 const CMD_DEV_GET: u8 = 1;
 /// `dev-change-ntf`.
 pub(crate) const CMD_DEV_CHANGE_NTF: u8 = 2;
-const CMD_BIND: u8 = 3;
-const CMD_UNBIND: u8 = 4;
+pub(crate) const CMD_BIND: u8 = 3;
+pub(crate) const CMD_UNBIND: u8 = 4;
 /// The `monitor` group (index into the family's groups).
 pub(crate) const MCGRP_MONITOR: u32 = 0;
 
@@ -181,7 +182,7 @@ impl DoHandler for DevGet {
         let reply = info.reply(CMD_DEV_GET)?;
         let mut rtnl = Rtnl::lock();
         let found = bridge::with(|b| -> Result<bool> {
-            b.revalidate(&mut rtnl);
+            b.revalidate(&mut rtnl, Cause::Request);
             let st = b.state.lock();
             let Some(e) = st
                 .ports
@@ -216,24 +217,35 @@ impl DumpHandler for DevGet {
     fn dumpit(dump: &mut Dump<'_>) -> Result {
         let mut rtnl = Rtnl::lock();
         bridge::with(|b| -> Result {
-            b.revalidate(&mut rtnl);
+            b.revalidate(&mut rtnl, Cause::Request);
+            let span = Span::start();
             let st = b.state.lock();
             let net: ARef<Net> = dump.info().net().into();
             // Zero would turn the check off.
             dump.set_generation((st.clock as u32).max(1));
             let [lo, hi, ..] = *dump.state();
             let after = (lo as u64 & 0xffff_ffff) | ((hi as u64 & 0xffff_ffff) << 32);
-            for e in st.ports.iter().flatten().filter(|e| e.serial > after) {
-                if *e.dev.net() == *net {
-                    let msg = dump.message(CMD_DEV_GET)?;
-                    fill(&msg, e, &st.secys, &net)?;
-                    msg.commit();
+            let mut sent = 0;
+            let mut work = Work::default();
+            let ret = (|| -> Result {
+                for e in st.ports.iter().flatten().filter(|e| e.serial > after) {
+                    work.visited += 1;
+                    if *e.dev.net() == *net {
+                        let msg = dump.message(CMD_DEV_GET)?;
+                        fill(&msg, e, &st.secys, &net)?;
+                        msg.commit();
+                        sent += 1;
+                    }
+                    let state = dump.state();
+                    state[0] = (e.serial & 0xffff_ffff) as isize;
+                    state[1] = (e.serial >> 32) as isize;
                 }
-                let state = dump.state();
-                state[0] = (e.serial & 0xffff_ffff) as isize;
-                state[1] = (e.serial >> 32) as isize;
-            }
-            Ok(())
+                Ok(())
+            })();
+            work.ports = st.ports.len() as u32;
+            drop(st);
+            span.end(Cause::Dump, sent, 0, work);
+            ret
         })
         .unwrap_or(Ok(()))
     }

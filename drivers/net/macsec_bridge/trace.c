@@ -17,3 +17,14 @@ void macsec_bridge_trace_feature(int ifindex, bool on, bool written)
 {
 	trace_macsec_bridge_feature(ifindex, on, written);
 }
+
+bool macsec_bridge_trace_update_enabled(void)
+{
+	return trace_macsec_bridge_update_enabled();
+}
+
+void macsec_bridge_trace_update(u32 cause, u32 code, int ifindex, u64 ns, u32 visited,
+				u32 ports, u32 secys)
+{
+	trace_macsec_bridge_update(cause, code, ifindex, ns, visited, ports, secys);
+}

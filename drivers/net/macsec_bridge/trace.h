@@ -16,6 +16,9 @@
 
 void macsec_bridge_trace_announce(int ifindex, u64 generation, u32 protection, u32 reason);
 void macsec_bridge_trace_feature(int ifindex, bool on, bool written);
+bool macsec_bridge_trace_update_enabled(void);
+void macsec_bridge_trace_update(u32 cause, u32 code, int ifindex, u64 ns, u32 visited,
+				u32 ports, u32 secys);
 #endif
 
 #undef TRACE_SYSTEM
@@ -81,6 +84,46 @@ TRACE_EVENT(macsec_bridge_feature,
 	TP_printk("ifindex=%d hw-macsec=%s%s", __entry->ifindex,
 		  __entry->on ? "on" : "off",
 		  __entry->written ? "" : " deferred")
+);
+
+/*
+ * One entry into the bridge that may change its state: what caused it
+ * (a netdev event, an offload operation before or after the driver, a
+ * request, the RDMA client, the periodic re-read, the deferred writer,
+ * unload, a dump round), the event's NETDEV_* number, the operation's
+ * index in struct macsec_ops or the dump round's message count, the
+ * device, the kernel time it took (ns, from entry to return, including
+ * the feature writes and notifications it made), how many port objects
+ * it recomputed, and how many ports and SecYs the bridge tracks.
+ */
+TRACE_EVENT(macsec_bridge_update,
+	TP_PROTO(u32 cause, u32 code, int ifindex, u64 ns, u32 visited, u32 ports, u32 secys),
+	TP_ARGS(cause, code, ifindex, ns, visited, ports, secys),
+	TP_STRUCT__entry(
+		__field(u32, cause)
+		__field(u32, code)
+		__field(int, ifindex)
+		__field(u64, ns)
+		__field(u32, visited)
+		__field(u32, ports)
+		__field(u32, secys)
+	),
+	TP_fast_assign(
+		__entry->cause = cause;
+		__entry->code = code;
+		__entry->ifindex = ifindex;
+		__entry->ns = ns;
+		__entry->visited = visited;
+		__entry->ports = ports;
+		__entry->secys = secys;
+	),
+	TP_printk("cause=%s code=%u ifindex=%d ns=%llu visited=%u ports=%u secys=%u",
+		  __print_symbolic(__entry->cause,
+				   { 0, "event" }, { 1, "op-before" }, { 2, "op-after" },
+				   { 3, "request" }, { 4, "rdma" }, { 5, "revalidate" },
+				   { 6, "deferred" }, { 7, "unload" }, { 8, "dump" }),
+		  __entry->code, __entry->ifindex, __entry->ns, __entry->visited,
+		  __entry->ports, __entry->secys)
 );
 
 #endif /* _MACSEC_BRIDGE_TRACE_H */

@@ -11,6 +11,16 @@ use kernel::ffi::c_int;
 extern "C" {
     fn macsec_bridge_trace_announce(ifindex: c_int, generation: u64, protection: u32, reason: u32);
     fn macsec_bridge_trace_feature(ifindex: c_int, on: bool, written: bool);
+    fn macsec_bridge_trace_update_enabled() -> bool;
+    fn macsec_bridge_trace_update(
+        cause: u32,
+        code: u32,
+        ifindex: c_int,
+        ns: u64,
+        visited: u32,
+        ports: u32,
+        secys: u32,
+    );
 }
 
 /// A port's object changed: `generation` is its new generation,
@@ -26,4 +36,77 @@ pub(crate) fn announce(ifindex: i32, generation: u64, protection: u32, reason: u
 pub(crate) fn feature(ifindex: i32, on: bool, written: bool) {
     // SAFETY: as for `announce`.
     unsafe { macsec_bridge_trace_feature(ifindex, on, written) }
+}
+
+/// What entered the bridge (`macsec_bridge_update`'s `cause`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Cause {
+    /// A netdev event; the code is its `NETDEV_*` number.
+    Event = 0,
+    /// An offload operation, before the driver; the code is its
+    /// [`kernel::net::macsec::Mdo`] index.
+    OpBefore = 1,
+    /// An offload operation, after the driver.
+    OpAfter = 2,
+    /// A generic netlink request (`bind`, `unbind`, a `dev-get`'s re-read).
+    Request = 3,
+    /// The RDMA client: a device added, removed or renamed.
+    Rdma = 4,
+    /// The periodic re-read of the SecYs.
+    Revalidate = 5,
+    /// The deferred writer of feature bits.
+    Deferred = 6,
+    /// Unload.
+    Unload = 7,
+    /// A round of a `dev-get` dump; the code is the messages it put.
+    Dump = 8,
+}
+
+/// What an entry into the bridge did, for `macsec_bridge_update`.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Work {
+    /// Port objects recomputed.
+    pub(crate) visited: u32,
+    /// Ports tracked.
+    pub(crate) ports: u32,
+    /// SecYs tracked.
+    pub(crate) secys: u32,
+}
+
+/// Times one entry into the bridge, in the kernel, while
+/// `macsec_bridge_update` is enabled (otherwise it costs one call).
+pub(crate) struct Span(Option<u64>);
+
+impl Span {
+    /// Starts timing if the event is enabled.
+    pub(crate) fn start() -> Span {
+        // SAFETY: the function takes nothing and may be called anywhere.
+        let on = unsafe { macsec_bridge_trace_update_enabled() };
+        Span(on.then(now))
+    }
+
+    /// Emits `macsec_bridge_update` for what started with [`Span::start`].
+    pub(crate) fn end(self, cause: Cause, code: u32, ifindex: i32, work: Work) {
+        let Some(t0) = self.0 else { return };
+        let ns = now().saturating_sub(t0);
+        // SAFETY: the event takes plain values.
+        unsafe {
+            macsec_bridge_trace_update(
+                cause as u32,
+                code,
+                ifindex,
+                ns,
+                work.visited,
+                work.ports,
+                work.secys,
+            )
+        }
+    }
+}
+
+/// The monotonic clock, in ns.
+fn now() -> u64 {
+    // SAFETY: `ktime_get` takes nothing and may be called anywhere a
+    // tracepoint may fire.
+    unsafe { kernel::bindings::ktime_get() as u64 }
 }

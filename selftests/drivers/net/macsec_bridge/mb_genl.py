@@ -64,10 +64,11 @@ GENL_ID_CTRL = 0x10
 CTRL_CMD_GETFAMILY = 3
 CTRL_ATTR_FAMILY_ID = 1
 CTRL_ATTR_FAMILY_NAME = 2
+CTRL_ATTR_MCAST_GROUPS, CTRL_ATTR_MCAST_GRP_NAME, CTRL_ATTR_MCAST_GRP_ID = 7, 1, 2
 NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK, NLM_F_DUMP_INTR = 0x1, 0x2, 0x4, 0x10
 NLM_F_DUMP = 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
-SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 10, 11
+SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 1, 10, 11
 NLM_F_ACK_TLVS, NLMSGERR_ATTR_MSG = 0x200, 1
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 
@@ -91,6 +92,18 @@ def attr(kind, payload):
     return struct.pack('HH', n, kind) + payload + b'\0' * ((4 - n % 4) % 4)
 
 
+def attrs_all(buf):
+    """Every attribute's payload, in order (a nested array's entries)."""
+    out = []
+    while len(buf) >= 4:
+        n, _kind = struct.unpack_from('HH', buf)
+        if n < 4:
+            break
+        out.append(buf[4:n])
+        buf = buf[(n + 3) & ~3:]
+    return out
+
+
 def attrs(buf):
     out = {}
     while len(buf) >= 4:
@@ -112,7 +125,17 @@ class Genl:
         self.seq = 0
         reply = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0,
                              attr(CTRL_ATTR_FAMILY_NAME, b'macsec_bridge\0'))
-        self.family = struct.unpack('H', attrs(reply[0][4:])[CTRL_ATTR_FAMILY_ID][:2])[0]
+        family = attrs(reply[0][4:])
+        self.family = struct.unpack('H', family[CTRL_ATTR_FAMILY_ID][:2])[0]
+        self.groups = {}
+        for g in attrs_all(family.get(CTRL_ATTR_MCAST_GROUPS, b'')):
+            g = attrs(g)
+            name = g[CTRL_ATTR_MCAST_GRP_NAME].rstrip(b'\0').decode()
+            self.groups[name] = struct.unpack('I', g[CTRL_ATTR_MCAST_GRP_ID][:4])[0]
+
+    def join(self, group):
+        """Subscribes this socket to one of the family's groups."""
+        self.sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, self.groups[group])
 
     def send(self, kind, cmd, flags, payload, now=True):
         """Sends a request, or with now=False only builds it (pending)."""

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Guest side of `make bench`, at scale: what the bridge costs per event
+with P = 16, 128 and 1,024 ports, measured inside the kernel.
+
+    bench-scale.py [--sizes 16,128,1024] SECY LABEL=MODULE.ko...
+
+For each size, smallest first, it grows the topology to P ports, each a veth (its peer in another
+namespace) carrying a software MACsec netdev and an RXE device: P ports of
+relation `upper`, P SecYs, 3P netdevs. SECY is an offloaded MACsec netdev
+that already exists with an RXE device on it (one more port). Then, for each
+module given (LABEL=path, e.g. before=... after=...), on the same
+topology, it loads the module and reads:
+
+  - load: the module's own figure (`loaded: N ports, M SecYs, in X us`);
+  - memory: Slab + VmallocUsed (/proc/meminfo) after the load minus before;
+  - per event: the `macsec_bridge_update` tracepoint's `ns` (the kernel
+    time from entry into the bridge to return, feature writes and
+    notifications included) and `visited` (port objects recomputed), for
+    (a) netdev events on devices the bridge does not track (a dummy made,
+    flapped and deleted in a pod namespace), (b) link events on one port's
+    SecY (`ip link set SECY0 down/up`), (c) offload operations on SECY
+    (`ip macsec set SECY tx sa 0 off/on`: before and after the driver,
+    summed per operation);
+  - dump: the kernel time of a whole `dev-get` dump (its rounds and
+    re-reads), from the same tracepoint;
+  - delivery: from sending an RTM_NEWLINK that takes SECY0 down or up to
+    receiving the `dev-change-ntf` it causes (user space: a socket each).
+
+It prints one table per size and one of the ratios between the largest and
+the smallest size, per module, and the whole as JSON lines on stdout
+(prefixed `json:`).
+"""
+import os
+import re
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '../selftests/drivers/net/macsec_bridge'))
+import mb_genl  # noqa: E402
+
+TRACING = '/sys/kernel/tracing'
+EVENT = TRACING + '/events/macsec_bridge/macsec_bridge_update/enable'
+LINE = re.compile(r'cause=(\S+) code=(\d+) ifindex=(-?\d+) ns=(\d+) visited=(\d+) '
+                  r'ports=(\d+) secys=(\d+)')
+# struct macsec_ops order, as Mdo numbers it: mdo_upd_txsa.
+MDO_UPD_TXSA = 12
+RTM_NEWLINK, IFF_UP, NLM_F_REQUEST, NLM_F_ACK = 16, 1, 1, 4
+A_IFINDEX = 1
+
+
+def sh(*argv, stdin=None):
+    subprocess.run(argv, check=True, input=stdin, text=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def batch(lines, tool='ip', ns=None):
+    argv = [tool] + (['-n', ns] if ns else []) + ['-b', '-']
+    sh(*argv, stdin='\n'.join(lines) + '\n')
+
+
+def ifindex(name):
+    with open(f'/sys/class/net/{name}/ifindex') as f:
+        return int(f.read())
+
+
+def meminfo():
+    out = {}
+    with open('/proc/meminfo') as f:
+        for line in f:
+            k, v = line.split(':')
+            out[k] = int(v.split()[0]) * 1024
+    return out['Slab'] + out['VmallocUsed']
+
+
+def write(path, value):
+    with open(path, 'w') as f:
+        f.write(value)
+
+
+def trace():
+    """The tracepoint's entries since the last call, oldest first."""
+    with open(TRACING + '/trace') as f:
+        text = f.read()
+    write(TRACING + '/trace', '')
+    out = []
+    for m in LINE.finditer(text):
+        c, code, idx, ns, visited, ports, secys = m.groups()
+        out.append(dict(cause=c, code=int(code), ifindex=int(idx), ns=int(ns),
+                        visited=int(visited), ports=int(ports), secys=int(secys)))
+    return out
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def summary(xs):
+    if not xs:
+        raise RuntimeError('no samples')
+    return {'median': statistics.median(xs), 'p99': pct(xs, 0.99), 'n': len(xs)}
+
+
+def build(have, p):
+    """Ports HAVE to P-1: veths, each with a software SecY and an RXE device
+    (their peers in namespace mbpeer)."""
+    new = range(have, p)
+    if not have:
+        sh('ip', 'netns', 'add', 'mbpeer')
+    steps = [
+        ('veth', lambda: batch([f'link add mbv{i} type veth peer name mbp{i} netns mbpeer'
+                                for i in new])),
+        ('peer up', lambda: batch([f'link set mbp{i} up' for i in new], ns='mbpeer')),
+        ('macsec', lambda: batch([f'link set mbv{i} up' for i in new]
+                                 + [f'link add link mbv{i} name mbs{i} type macsec port 1 '
+                                    'encrypt on' for i in new]
+                                 + [f'link set mbs{i} up' for i in new])),
+        ('rxe', lambda: batch([f'link add mbr{i} type rxe netdev mbv{i}' for i in new],
+                              tool='rdma')),
+    ]
+    for name, step in steps:
+        t0 = time.monotonic()
+        step()
+        print(f'#   {name}: {time.monotonic() - t0:.1f} s', file=sys.stderr)
+
+
+def teardown(p):
+    batch([f'link delete mbr{i}' for i in range(p)], tool='rdma')
+    batch([f'link delete mbv{i}' for i in range(p)])
+    sh('ip', 'netns', 'delete', 'mbpeer')
+
+
+def settled():
+    """Slab + VmallocUsed once deferred frees have run their course."""
+    sh('sync')
+    write('/proc/sys/vm/drop_caches', '3')
+    last = meminfo()
+    for _ in range(20):
+        time.sleep(0.5)
+        now = meminfo()
+        if abs(now - last) < 16384:
+            return now
+        last = now
+    return last
+
+
+def load(ko):
+    before = settled()
+    sh('insmod', ko)
+    mem = meminfo() - before
+    log = subprocess.run(['dmesg'], check=True, capture_output=True, text=True).stdout
+    m = re.findall(r'macsec_bridge: loaded: (\d+) ports, (\d+) SecYs, in (\d+) us', log)
+    if not m:
+        raise RuntimeError('no load line in the kernel log')
+    ports, secys, us = map(int, m[-1])
+    return ports, secys, us, mem
+
+
+def link_set(sock, idx, up):
+    """RTM_NEWLINK: device IDX up or down; waits for the ack."""
+    ifi = struct.pack('BxHiII', socket.AF_UNSPEC, 0, idx, IFF_UP if up else 0, IFF_UP)
+    msg = struct.pack('IHHII', 16 + len(ifi), RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, 1, 0) + ifi
+    sock.send(msg)
+    data = sock.recv(4096)
+    err = struct.unpack_from('i', data, 16)[0]
+    if err:
+        raise OSError(-err, os.strerror(-err))
+
+
+def delivery(secy, port, reps):
+    """ms from sending SECY up/down to the port's dev-change-ntf."""
+    rt = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+    rt.bind((0, 0))
+    mon = mb_genl.Genl()
+    mon.join('monitor')
+    want, idx = ifindex(port), ifindex(secy)
+    out = []
+    for i in range(reps):
+        t0 = time.monotonic()
+        link_set(rt, idx, i % 2 == 1)
+        while True:
+            got = [mb_genl.attrs(body[4:]) for kind, _, body in mon.messages(65536)
+                   if kind == mon.family]
+            if any(struct.unpack('I', a[A_IFINDEX])[0] == want for a in got):
+                break
+        out.append((time.monotonic() - t0) * 1000)
+    link_set(rt, idx, True)
+    rt.close()
+    mon.sock.close()
+    return out
+
+
+def measure(label, ko, p, secy, reps):
+    r = {'module': label, 'ports': p}
+    ports, secys, us, mem = load(ko)
+    if ports != p + 1 or secys != p + 1:
+        raise RuntimeError(f'{label}: tracks {ports} ports and {secys} SecYs, not {p + 1}')
+    r['load_us'] = us
+    r['mem_bytes'] = mem
+    write(TRACING + '/buffer_size_kb', '8192')
+    write(EVENT, '1')
+    trace()
+    # The offloaded SecY, known: one operation shows it.
+    sh('ip', 'macsec', 'set', secy, 'tx', 'sa', '0', 'on')
+    trace()
+
+    # (a) Events on devices the bridge does not track.
+    sh('ip', 'netns', 'add', 'mbpod')
+    batch(['link add mbd0 type dummy'] + ['link set mbd0 up', 'link set mbd0 down'] * reps
+          + ['link delete mbd0'], ns='mbpod')
+    sh('ip', 'netns', 'delete', 'mbpod')
+    ev = [e for e in trace() if e['cause'] == 'event']
+    r['unrelated'] = summary([e['ns'] for e in ev])
+    r['unrelated_visited'] = max(e['visited'] for e in ev)
+
+    # (b) Link events on one port's SecY.
+    s0 = ifindex('mbs0')
+    batch(['link set mbs0 down', 'link set mbs0 up'] * reps)
+    ev = [e for e in trace() if e['cause'] == 'event' and e['ifindex'] == s0]
+    r['secy_event'] = summary([e['ns'] for e in ev])
+    r['secy_event_visited'] = max(e['visited'] for e in ev)
+
+    # (c) Offload operations: before + after, per operation.
+    batch([f'macsec set {secy} tx sa 0 off', f'macsec set {secy} tx sa 0 on'] * reps)
+    ops = [e for e in trace() if e['cause'] in ('op-before', 'op-after')
+           and e['code'] == MDO_UPD_TXSA]
+    if len(ops) != 4 * reps:
+        raise RuntimeError(f'{label}: {len(ops)} operation entries, not {4 * reps}')
+    r['op'] = summary([ops[i]['ns'] + ops[i + 1]['ns'] for i in range(0, len(ops), 2)])
+    r['op_visited'] = max(e['visited'] for e in ops)
+
+    # A whole dump, ten times.
+    g = mb_genl.Genl()
+    dumps = []
+    for _ in range(10):
+        trace()
+        got = g.ports()
+        if len(got) != p + 1:
+            raise RuntimeError(f'{label}: the dump has {len(got)} ports, not {p + 1}')
+        dumps.append(sum(e['ns'] for e in trace() if e['cause'] in ('dump', 'request')))
+    g.sock.close()
+    r['dump'] = summary(dumps)
+
+    r['delivery_ms'] = summary(delivery('mbs0', 'mbv0', reps))
+    write(EVENT, '0')
+    sh('rmmod', 'macsec_bridge')
+    return r
+
+
+def fmt_ns(s):
+    return f"{s['median'] / 1000:.1f} / {s['p99'] / 1000:.1f} us"
+
+
+ROWS = [
+    ('event on an untracked netdev (median / p99)', lambda r: fmt_ns(r['unrelated'])),
+    ('  ports recomputed per such event (max)', lambda r: str(r['unrelated_visited'])),
+    ("link event on one port's SecY", lambda r: fmt_ns(r['secy_event'])),
+    ('  ports recomputed per such event (max)', lambda r: str(r['secy_event_visited'])),
+    ('offload operation, before + after the driver', lambda r: fmt_ns(r['op'])),
+    ('  ports recomputed per update (max)', lambda r: str(r['op_visited'])),
+    ('module load, all ports present', lambda r: f"{r['load_us'] / 1000:.1f} ms"),
+    ('full dev-get dump (median)', lambda r: f"{r['dump']['median'] / 1000:.1f} us"),
+    ('op to dev-change-ntf, user space (median)',
+     lambda r: f"{r['delivery_ms']['median']:.2f} ms"),
+    ('memory after load (Slab + VmallocUsed)', lambda r: f"{r['mem_bytes'] / 1024:.0f} KiB"),
+]
+
+RATIOS = [
+    ('event on an untracked netdev', lambda r: r['unrelated']['median']),
+    ("link event on one port's SecY", lambda r: r['secy_event']['median']),
+    ('offload operation', lambda r: r['op']['median']),
+    ('module load', lambda r: r['load_us']),
+    ('full dump', lambda r: r['dump']['median']),
+    ('op to dev-change-ntf', lambda r: r['delivery_ms']['median']),
+]
+
+
+def main():
+    args = sys.argv[1:]
+    sizes = [16, 128, 1024]
+    if '--sizes' in args:
+        i = args.index('--sizes')
+        sizes = [int(x) for x in args[i + 1].split(',')]
+        del args[i:i + 2]
+    secy, mods = args[0], [a.split('=', 1) for a in args[1:]]
+    reps = 100
+    results = []
+    have = 0
+    for p in sorted(sizes):
+        t0 = time.monotonic()
+        build(have, p)
+        have = p
+        print(f'# {p} ports built in {time.monotonic() - t0:.0f} s', file=sys.stderr)
+        for label, ko in mods:
+            r = measure(label, ko, p, secy, reps)
+            results.append(r)
+            print('json:', r, flush=True)
+    teardown(have)
+
+    labels = [m[0] for m in mods]
+    cols = [(r['module'], r['ports']) for r in results]
+    print()
+    print('Bridge cost at scale, TCG guest; kernel times from the macsec_bridge_update')
+    print(f'tracepoint, {reps} repetitions each (`module/ports` per column)')
+    print()
+    print('| | ' + ' | '.join(f'{m}/{p}' for m, p in cols) + ' |')
+    print('|---|' + '---|' * len(cols))
+    for name, f in ROWS:
+        print(f'| {name} | ' + ' | '.join(f(r) for r in results) + ' |')
+    lo, hi = min(sizes), max(sizes)
+    print()
+    print(f'Ratio of each figure at {hi} ports to the figure at {lo} (median)')
+    print()
+    print('| | ' + ' | '.join(labels) + ' |')
+    print('|---|' + '---|' * len(labels))
+    by = {(r['module'], r['ports']): r for r in results}
+    for name, f in RATIOS:
+        print(f'| {name} | ' + ' | '.join(
+            f'{f(by[(m, hi)]) / max(f(by[(m, lo)]), 1e-9):.2f}' for m in labels) + ' |')
+    for m in labels:
+        a, b = by[(m, lo)], by[(m, hi)]
+        per = (b['mem_bytes'] - a['mem_bytes']) / (hi - lo)
+        print(f'{m}: memory per port with its SecY (slope {lo} to {hi}): {per:.0f} bytes')
+
+
+if __name__ == '__main__':
+    main()
