@@ -41,6 +41,7 @@ use kernel::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, S
 use kernel::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
 use kernel::net::notifier::{NetdevEvent, NetdevNotifier};
 use kernel::net::rtnl::{Rtnl, RtnlGuard};
+use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 use kernel::sync::{aref::ARef, Arc, Mutex};
 use kernel::time::msecs_to_jiffies;
 use kernel::workqueue::{self, DelayedWork, Work, WorkItem};
@@ -159,14 +160,19 @@ pub(crate) struct PortEntry {
     pub(crate) binding: Option<Binding>,
     /// The object's generation: the bridge's clock when it last changed.
     pub(crate) generation: u64,
-    /// When the port was tracked, in order: ports stay in this order in
-    /// [`State::ports`], and a dump resumes after the last serial it sent.
+    /// When the port was tracked: ports are kept by serial in
+    /// [`Ports::all`], and a dump resumes after the last serial it sent.
     pub(crate) serial: u64,
     /// The object as last announced (`None` before the first notification).
     last: Option<View>,
     /// Retracted and announced once more by the next [`Bridge::finish`],
     /// then dropped.
     gone: bool,
+    /// In [`Ports::dirty`]: the next [`Bridge::finish`] recomputes it.
+    dirty: bool,
+    /// Whether it advertised offload when last recomputed (counted in
+    /// [`Ports::offloading`]).
+    offload: bool,
 }
 
 /// The parts of a port's object that a notification reports (and the
@@ -208,6 +214,8 @@ impl PortEntry {
             serial: 0,
             last: None,
             gone: false,
+            dirty: false,
+            offload: false,
         }
     }
 
@@ -216,16 +224,187 @@ impl PortEntry {
     fn wanted(&self) -> bool {
         !self.rdma.is_empty() || self.binding.is_some()
     }
+}
 
-    /// Retracts the port; the next [`Bridge::finish`] announces that once
-    /// more and forgets it.
-    fn drop_port(&mut self) {
-        self.port.observe(Knowledge::Unknown);
-        self.gone = true;
+/// A netdev's key in the state's indexes: its address. Each index entry's
+/// netdev is held by what the entry leads to (a port, a SecY, a binding,
+/// an interposer) and the entry goes when that lets go of it, so the
+/// address names one device for as long as the entry exists.
+pub(crate) fn key(dev: &NetDevice) -> usize {
+    dev.as_raw() as usize
+}
+
+/// The second half of a two-part index key.
+trait Half: Copy + Ord {
+    const MIN: Self;
+    fn succ(self) -> Option<Self>;
+}
+
+impl Half for u64 {
+    const MIN: u64 = 0;
+    fn succ(self) -> Option<u64> {
+        self.checked_add(1)
+    }
+}
+
+impl Half for usize {
+    const MIN: usize = 0;
+    fn succ(self) -> Option<usize> {
+        self.checked_add(1)
+    }
+}
+
+/// The least `b` at or after `from` for which `(a, b)` is a key of `t`:
+/// O(log N).
+fn first<B: Half, V>(t: &RBTree<(usize, B), V>, a: usize, from: B) -> Option<B> {
+    let c = t.cursor_lower_bound(&(a, from))?;
+    let &(k, b) = c.current().0;
+    (k == a).then_some(b)
+}
+
+/// Every `b` for which `(a, b)` is a key of `t`, in order: O(log N) each.
+fn seconds<B: Half, V>(t: &RBTree<(usize, B), V>, a: usize) -> impl Iterator<Item = B> + '_ {
+    let mut from = Some(B::MIN);
+    core::iter::from_fn(move || {
+        let b = first(t, a, from?)?;
+        from = b.succ();
+        Some(b)
+    })
+}
+
+/// The ports and their indexes.
+pub(crate) struct Ports {
+    /// Every port, by serial: in the order they were tracked (a dump's
+    /// order). A gone port stays until the next [`Bridge::finish`].
+    pub(crate) all: RBTree<u64, PortEntry>,
+    /// How many there are in [`Ports::all`].
+    count: usize,
+    /// The serial of each port that is not gone, by its netdev.
+    live: RBTree<usize, u64>,
+    /// (MACsec netdev, serial) of each binding that names one: the ports
+    /// bound to a SecY.
+    bound: RBTree<(usize, u64), ()>,
+    /// The serials of the ports the current update may have changed, each
+    /// once: [`Bridge::finish`] recomputes these and no other. Room for
+    /// every port is reserved when it is added, so touching one never
+    /// allocates.
+    dirty: KVec<u64>,
+    /// How many ports advertise offload: while any does, the SecYs are
+    /// read again every [`REVALIDATE_MS`].
+    offloading: usize,
+}
+
+impl Ports {
+    /// The port of `dev`, if it is tracked and not gone.
+    pub(crate) fn of(&self, dev: &NetDevice) -> Option<&PortEntry> {
+        self.all.get(self.live.get(&key(dev))?)
+    }
+
+    /// Marks port `serial` for the next [`Bridge::finish`].
+    fn touch(&mut self, serial: u64) {
+        if let Some(e) = self.all.get_mut(&serial) {
+            mark(e, &mut self.dirty);
+        }
+    }
+
+    /// Runs `f` on every live port whose SecY is the MACsec netdev keyed
+    /// `secy` (`lower` keys its real device), and marks every port that
+    /// may have it: its own port, its real device's, and the ports bound
+    /// to it. O(log N) per such port.
+    fn of_secy(&mut self, secy: usize, lower: Option<usize>, mut f: impl FnMut(&mut PortEntry)) {
+        let Ports {
+            all,
+            live,
+            bound,
+            dirty,
+            ..
+        } = self;
+        let mut visit = |serial: u64| {
+            if let Some(e) = all.get_mut(&serial) {
+                if !e.gone && e.secy.as_deref().map(key) == Some(secy) {
+                    f(e);
+                }
+                mark(e, dirty);
+            }
+        };
+        for d in [Some(secy), lower].into_iter().flatten() {
+            if let Some(&s) = live.get(&d) {
+                visit(s);
+            }
+        }
+        for s in seconds(bound, secy) {
+            visit(s);
+        }
+    }
+
+    /// Retracts port `serial` and takes it out of the indexes; the next
+    /// [`Bridge::finish`] announces that once more and forgets it.
+    fn retire(&mut self, serial: u64) {
+        let Some(e) = self.all.get_mut(&serial) else {
+            return;
+        };
+        e.port.observe(Knowledge::Unknown);
+        e.gone = true;
+        let d = key(&e.dev);
+        if self.live.get(&d) == Some(&serial) {
+            self.live.remove(&d);
+        }
+        if let Some(Binding { secy: Some(s) }) = &e.binding {
+            self.bound.remove(&(key(s), serial));
+        }
+        mark(e, &mut self.dirty);
+    }
+}
+
+/// Sorts `v` in place, in O(n log n) with no recursion and no
+/// allocation (a heapsort: the core sort's code is more than objtool can
+/// follow).
+fn heapsort(v: &mut [u64]) {
+    fn sift(v: &mut [u64], mut root: usize, end: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= end {
+                return;
+            }
+            if child + 1 < end && v[child] < v[child + 1] {
+                child += 1;
+            }
+            if v[root] >= v[child] {
+                return;
+            }
+            v.swap(root, child);
+            root = child;
+        }
+    }
+    let n = v.len();
+    for root in (0..n / 2).rev() {
+        sift(v, root, n);
+    }
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift(v, 0, end);
+    }
+}
+
+/// Marks `e` for the next [`Bridge::finish`], in the room it reserved.
+fn mark(e: &mut PortEntry, dirty: &mut KVec<u64>) {
+    if e.dirty {
+        return;
+    }
+    if dirty.push_within_capacity(e.serial).is_ok() {
+        e.dirty = true;
+    } else {
+        // Cannot happen: every port reserved its room when it was added.
+        warn_ratelimited!("{}: port not recomputed (no room)\n", e.dev.name());
     }
 }
 
 /// Everything the bridge knows.
+///
+/// An update costs what it touches: ports, SecYs, real devices and
+/// interposed devices are indexed by netdev, and only the ports an update
+/// marked are recomputed. An event on a netdev that is none of these costs
+/// a few O(log N) lookups.
 pub(crate) struct State {
     /// Set at unload: events are ignored from then on.
     closing: bool,
@@ -235,13 +414,16 @@ pub(crate) struct State {
     pub(crate) clock: u64,
     /// The last serial handed to a port.
     serial: u64,
-    /// The ports, in the order they were tracked (by serial): new ones are
-    /// appended and slots are never reused.
-    pub(crate) ports: KVec<Option<PortEntry>>,
-    /// Every MACsec netdev, in every namespace.
-    pub(crate) secys: KVec<Option<Secy>>,
-    /// The interposed devices.
-    lowers: KVec<Option<Installed<Bridge>>>,
+    /// The ports.
+    pub(crate) ports: Ports,
+    /// Every MACsec netdev, in every namespace, by netdev.
+    pub(crate) secys: RBTree<usize, Secy>,
+    /// How many there are in [`State::secys`].
+    secy_count: usize,
+    /// (real device, MACsec netdev) of each SecY that has a real device.
+    uppers: RBTree<(usize, usize), ()>,
+    /// The interposed devices, by netdev.
+    lowers: RBTree<usize, Installed<Bridge>>,
     /// Room for one feature write per port, reserved when a port is added:
     /// a retraction's bit is written even when nothing can be allocated
     /// (at unload, nothing would write it later). Lent to [`Effects`] by
@@ -256,49 +438,102 @@ impl State {
     fn work(&self) -> trace::Work {
         trace::Work {
             visited: self.visited,
-            ports: self.ports.len() as u32,
-            secys: self.secys.iter().flatten().count() as u32,
+            ports: self.ports.count as u32,
+            secys: self.secy_count as u32,
         }
     }
 
     /// The SecY of MACsec netdev `dev`.
     pub(crate) fn secy(&self, dev: &NetDevice) -> Option<&Secy> {
-        self.secys.iter().flatten().find(|s| *s.dev == *dev)
+        self.secys.get(&key(dev))
     }
 
-    /// Tracks port `e` after every other (see [`State::ports`]) and returns
-    /// its index; gives `e` back if there is no memory (of the caller's
-    /// memory cgroup: see [`GROW`]).
-    fn add_port(&mut self, mut e: PortEntry) -> Result<usize, PortEntry> {
-        if self.ports.reserve(1, GROW).is_err()
-            || self.writes.reserve(self.ports.len() + 1, GROW).is_err()
+    /// How many ports and SecYs are tracked.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.ports.count, self.secy_count)
+    }
+
+    /// The ports by serial, and the SecYs: a dump walks the ports with a
+    /// cursor, and only a mutable cursor moves (7.3's `Cursor` only peeks).
+    pub(crate) fn ports_and_secys(
+        &mut self,
+    ) -> (&mut RBTree<u64, PortEntry>, &RBTree<usize, Secy>) {
+        (&mut self.ports.all, &self.secys)
+    }
+
+    /// Tracks port `e` after every other and returns its serial; gives `e`
+    /// back if there is no memory (of the caller's memory cgroup: see
+    /// [`GROW`]).
+    fn add_port(&mut self, mut e: PortEntry) -> Result<u64, PortEntry> {
+        let n = self.ports.count + 1;
+        let p = &mut self.ports;
+        if p.dirty
+            .reserve(n.saturating_sub(p.dirty.len()), GROW)
+            .is_err()
+            || self.writes.reserve(n, GROW).is_err()
         {
             return Err(e);
         }
+        let (Ok(by_serial), Ok(by_dev)) = (
+            RBTreeNodeReservation::new(GROW),
+            RBTreeNodeReservation::new(GROW),
+        ) else {
+            return Err(e);
+        };
         self.serial += 1;
-        e.serial = self.serial;
-        let i = self.ports.len();
-        // Cannot fail: capacity is reserved.
-        let _ = self.ports.push(Some(e), GROW);
-        Ok(i)
+        let serial = self.serial;
+        e.serial = serial;
+        p.live.insert(by_dev.into_node(key(&e.dev), serial));
+        p.all.insert(by_serial.into_node(serial, e));
+        p.count = n;
+        p.touch(serial);
+        Ok(serial)
     }
-}
 
-/// Puts `v` in the first free slot of `slots` and returns the slot's index;
-/// gives `v` back if there is no memory (see [`GROW`]).
-fn put<T>(slots: &mut KVec<Option<T>>, v: T) -> Result<usize, T> {
-    if let Some(i) = slots.iter().position(|s| s.is_none()) {
-        slots[i] = Some(v);
-        return Ok(i);
+    /// Tracks MACsec netdev `dev`; fails if there is no memory.
+    fn add_secy(&mut self, dev: &NetDevice) -> Result {
+        let lower = real_dev(dev);
+        let node = RBTreeNodeReservation::new(GROW)?;
+        let up = match &lower {
+            Some(_) => Some(RBTreeNodeReservation::new(GROW)?),
+            None => None,
+        };
+        if let (Some(l), Some(up)) = (&lower, up) {
+            self.uppers.insert(up.into_node((key(l), key(dev)), ()));
+        }
+        let known = unobserved(dev, lower.as_deref());
+        let secy = Secy {
+            dev: dev.into(),
+            lower,
+            known,
+            id: None,
+            view: None,
+        };
+        self.secys.insert(node.into_node(key(dev), secy));
+        self.secy_count += 1;
+        Ok(())
     }
-    // Reserve first: a failed `push` would drop `v`.
-    if slots.reserve(1, GROW).is_err() {
-        return Err(v);
+
+    /// Marks every port that an event on `dev` may change: its own, and if
+    /// it is a SecY or the real device of some, every port of those.
+    fn touch_around(&mut self, dev: &NetDevice) {
+        let d = key(dev);
+        // Its own port and the ports bound to it, tracked as a SecY or not
+        // (no memory when it appeared: a bound port still holds it).
+        let lower = self.secys.get(&d).and_then(|s| s.lower.as_deref().map(key));
+        self.ports.of_secy(d, lower, |_| {});
+        for s in seconds(&self.uppers, d) {
+            self.ports.of_secy(s, Some(d), |_| {});
+        }
     }
-    let i = slots.len();
-    // Cannot fail: capacity is reserved.
-    let _ = slots.push(Some(v), GROW);
-    Ok(i)
+
+    /// Marks every port, for what is not tied to one device.
+    fn touch_all(&mut self) {
+        let Ports { all, dirty, .. } = &mut self.ports;
+        for (_, e) in all.iter_mut() {
+            mark(e, dirty);
+        }
+    }
 }
 
 /// How the state grows: charged to the memory cgroup of the task whose
@@ -425,13 +660,14 @@ impl WorkItem for Deferred {
 
     fn run(_this: Arc<Deferred>) {
         let mut rtnl = Rtnl::lock();
-        // Nothing to announce: the state did not change. `finish` finds
-        // the bits that differ from it, and `apply` writes them.
+        // Nothing to announce: the state did not change. `finish`, made to
+        // look at every port, finds the bits that differ from it, and
+        // `apply` writes them.
         with(|b| {
             b.update(
                 &mut Locks::Own(&mut rtnl),
                 (Cause::Deferred, 0, 0),
-                |_, _| {},
+                |st, _| st.touch_all(),
             )
         });
     }
@@ -460,12 +696,22 @@ impl WorkItem for Revalidate {
 }
 
 /// Forgets RDMA device `id` on every port, and the ports it alone kept.
+/// Every port is looked at: ports are not indexed by RDMA device, which
+/// come and go far more rarely than netdev events.
 fn forget_rdma(st: &mut State, id: usize) {
-    for e in st.ports.iter_mut().flatten() {
+    let p = &mut st.ports;
+    let mut from = 0;
+    while let Some(s) = p.all.cursor_lower_bound(&from).map(|c| *c.current().0) {
+        from = s + 1;
+        let Some(e) = p.all.get_mut(&s) else { break };
+        let n = e.rdma.len();
         // In place: nothing to allocate, so nothing else is lost.
         e.rdma.retain(|(i, _)| *i != id);
-        if !e.wanted() {
-            e.drop_port();
+        if !e.wanted() && !e.gone {
+            // Also a port `rdma_add` made for `id` and could not fill.
+            p.retire(s);
+        } else if e.rdma.len() != n {
+            p.touch(s);
         }
     }
 }
@@ -553,10 +799,10 @@ fn with_flags(s: SecyState, secy: &SecY) -> SecyState {
 }
 
 /// Reads every observed, offloaded SecY again and lets its ports converge
-/// on what changed unseen (a TX SA deactivated by PN exhaustion).
+/// on what changed unseen (a TX SA deactivated by PN exhaustion). O(S).
 fn reread(rtnl: &Rtnl, st: &mut State) {
     let State { ports, secys, .. } = st;
-    for s in secys.iter_mut().flatten() {
+    for (&d, s) in secys.iter_mut() {
         let (Some(view), Knowledge::Known(k)) = (&s.view, s.known) else {
             continue;
         };
@@ -567,12 +813,11 @@ fn reread(rtnl: &Rtnl, st: &mut State) {
         if now == k {
             continue;
         }
-        s.known = Knowledge::Known(now);
-        for e in ports.iter_mut().flatten() {
-            if e.secy.as_deref() == Some(&*s.dev) {
-                e.port.observe(s.known);
-            }
-        }
+        let known = Knowledge::Known(now);
+        s.known = known;
+        ports.of_secy(d, s.lower.as_deref().map(key), |e| {
+            e.port.observe(known);
+        });
     }
 }
 
@@ -599,42 +844,34 @@ fn op_of(op: Mdo, ctx: &Context<'_>) -> Op {
     }
 }
 
-/// Points every live port at its SecY and lets it converge on what is
-/// known of that SecY.
-fn relate(st: &mut State) {
-    let State { ports, secys, .. } = st;
-    for e in ports.iter_mut().flatten().filter(|e| !e.gone) {
-        let (relation, secy) = if let Some(b) = &e.binding {
-            // An administrator's word beats what the topology suggests.
-            (Some(Relation::Bound), b.secy.clone())
-        } else if e.dev.is_macsec() {
-            (Some(Relation::SelfDev), Some(e.dev.clone()))
-        } else {
-            // The real device of one or more MACsec netdevs: the one with
-            // the lowest ifindex protects it (netdevsim allows three).
-            match secys
-                .iter()
-                .flatten()
-                .filter(|s| s.lower.as_deref() == Some(&*e.dev))
-                .min_by_key(|s| s.dev.ifindex())
-            {
-                Some(s) => (Some(Relation::Upper), Some(s.dev.clone())),
-                None => (None, None),
-            }
-        };
-        e.relation = relation;
-        e.secy = secy;
-        let known = match &e.secy {
-            None if e.binding.is_some() => Knowledge::Stale,
-            None => Knowledge::NoSecy,
-            Some(d) => secys
-                .iter()
-                .flatten()
-                .find(|s| *s.dev == **d)
-                .map_or(Knowledge::Unknown, |s| s.known),
-        };
-        e.port.observe(known);
-    }
+/// Points port `e` at its SecY and lets it converge on what is known of
+/// that SecY.
+fn relate(e: &mut PortEntry, secys: &RBTree<usize, Secy>, uppers: &RBTree<(usize, usize), ()>) {
+    let (relation, secy) = if let Some(b) = &e.binding {
+        // An administrator's word beats what the topology suggests.
+        (Some(Relation::Bound), b.secy.clone())
+    } else if e.dev.is_macsec() {
+        (Some(Relation::SelfDev), Some(e.dev.clone()))
+    } else {
+        // The real device of one or more MACsec netdevs: the one with the
+        // lowest ifindex protects it (netdevsim allows three); between
+        // namespaces, the lowest namespace cookie (the oldest).
+        match seconds(uppers, key(&e.dev))
+            .filter_map(|d| secys.get(&d))
+            .min_by_key(|s| (s.dev.ifindex(), s.dev.net().cookie()))
+        {
+            Some(s) => (Some(Relation::Upper), Some(s.dev.clone())),
+            None => (None, None),
+        }
+    };
+    e.relation = relation;
+    e.secy = secy;
+    let known = match &e.secy {
+        None if e.binding.is_some() => Knowledge::Stale,
+        None => Knowledge::NoSecy,
+        Some(d) => secys.get(&key(d)).map_or(Knowledge::Unknown, |s| s.known),
+    };
+    e.port.observe(known);
 }
 
 /// The bridge.
@@ -691,9 +928,18 @@ impl Bridge {
                         closing: false,
                         clock: now as u64,
                         serial: 0,
-                        ports: KVec::new(),
-                        secys: KVec::new(),
-                        lowers: KVec::new(),
+                        ports: Ports {
+                            all: RBTree::new(),
+                            count: 0,
+                            live: RBTree::new(),
+                            bound: RBTree::new(),
+                            dirty: KVec::new(),
+                            offloading: 0,
+                        },
+                        secys: RBTree::new(),
+                        secy_count: 0,
+                        uppers: RBTree::new(),
+                        lowers: RBTree::new(),
                         writes: KVec::new(),
                         visited: 0,
                     },
@@ -791,29 +1037,47 @@ impl Bridge {
         span.end(at.0, at.1, at.2, work);
     }
 
-    /// Collects the feature changes and notifications the state calls for,
-    /// and drops the ports that are gone.
+    /// Recomputes the ports the update marked (in the order they were
+    /// tracked), collects the feature changes and notifications they call
+    /// for, and drops the ports that are gone.
     fn finish(&self, st: &mut State, fx: &mut Effects) {
         let State {
             ports,
             secys,
+            uppers,
             clock,
             writes,
             visited,
             ..
         } = st;
         fx.features = core::mem::take(writes);
-        for slot in ports.iter_mut() {
-            let Some(e) = slot else { continue };
+        let mut dirty = core::mem::take(&mut ports.dirty);
+        heapsort(&mut dirty);
+        for &serial in dirty.iter() {
+            let Some(e) = ports.all.get_mut(&serial) else {
+                continue;
+            };
             *visited += 1;
+            e.dirty = false;
+            if !e.gone {
+                relate(e, secys, uppers);
+            }
+            let offload = !e.gone && e.port.advertised().protection.is_offload();
+            if offload != e.offload {
+                e.offload = offload;
+                if offload {
+                    ports.offloading += 1;
+                } else {
+                    ports.offloading -= 1;
+                }
+            }
             if e.gone && e.last.is_none() {
                 // Never announced (an RDMA device that could not be
                 // tracked): nothing to retract.
-                *slot = None;
+                ports.all.remove(&serial);
+                ports.count -= 1;
                 continue;
             }
-            let offload = !e.gone && e.port.advertised().protection.is_offload();
-            fx.revalidate |= offload;
             e.owner = Owner::of(&e.dev);
             if e.owner == Owner::Bridge && e.dev.is_registered() {
                 let want = offload;
@@ -863,11 +1127,14 @@ impl Bridge {
                 }
             }
             if e.gone {
-                *slot = None;
+                ports.all.remove(&serial);
+                ports.count -= 1;
             }
         }
-        // Keeps the order; frees nothing, so cannot fail.
-        ports.retain(|slot| slot.is_some());
+        // The room goes back, empty, for the next update.
+        dirty.clear();
+        ports.dirty = dirty;
+        fx.revalidate = ports.offloading > 0;
     }
 
     /// Applies what [`Bridge::finish`] collected. Called with RTNL held and
@@ -922,7 +1189,7 @@ impl Bridge {
                 // Observers never queue one; were one queued, it stays
                 // installed, and recorded, until the device goes away.
                 Locks::Observer(..) => {
-                    if let Err(i) = put(&mut self.state.lock().lowers, installed) {
+                    if let Err(i) = record(&mut self.state.lock().lowers, installed) {
                         pr_err!("interposer dropped under RTNL: leaked\n");
                         core::mem::forget(i);
                     }
@@ -937,7 +1204,7 @@ impl Bridge {
         this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
             match Interposer::install(rtnl, dev, this.clone()) {
                 Ok(i) => {
-                    if let Err(i) = put(&mut st.lowers, i) {
+                    if let Err(i) = record(&mut st.lowers, i) {
                         warn_ratelimited!("{}: out of memory, offload not observed\n", dev.name());
                         // SAFETY: this is the device's own REGISTER, and
                         // its table was installed just now.
@@ -951,56 +1218,45 @@ impl Bridge {
                     e
                 ),
             }
-            if dev.is_macsec() && st.secy(dev).is_none() {
-                let lower = real_dev(dev);
-                let known = unobserved(dev, lower.as_deref());
-                let secy = Secy {
-                    dev: dev.into(),
-                    lower,
-                    known,
-                    id: None,
-                    view: None,
-                };
-                if put(&mut st.secys, secy).is_err() {
-                    warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
-                }
+            if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(dev).is_err() {
+                warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
             }
-            relate(st);
+            st.touch_around(dev);
         });
     }
 
     /// A device is being unregistered, or leaves its namespace.
     fn unregistered(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
         self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
-            for slot in st.lowers.iter_mut() {
-                if slot.as_ref().and_then(|i| i.device()) == Some(dev) {
-                    if let Some(i) = slot.take() {
-                        // SAFETY: this is the device's own UNREGISTER.
-                        unsafe { fx.restore(rtnl, i) };
-                    }
-                }
+            let d = key(dev);
+            if let Some(i) = st.lowers.remove(&d) {
+                // SAFETY: this is the device's own UNREGISTER.
+                unsafe { fx.restore(rtnl, i) };
             }
+            // Before the indexes forget the device: its ports.
+            st.touch_around(dev);
             // A device leaving for another namespace keeps its identity:
             // a port stays tracked, a SecY stays known and bound. One going
             // away is forgotten, and no reference to it is kept.
             if !dev.is_registered() {
-                for slot in st.secys.iter_mut() {
-                    if slot.as_ref().is_some_and(|s| *s.dev == *dev) {
-                        *slot = None;
+                if let Some(s) = st.secys.remove(&d) {
+                    st.secy_count -= 1;
+                    if let Some(l) = &s.lower {
+                        st.uppers.remove(&(key(l), d));
                     }
                 }
-                for e in st.ports.iter_mut().flatten() {
-                    if *e.dev == *dev {
-                        e.drop_port();
+                if let Some(&serial) = st.ports.live.get(&d) {
+                    st.ports.retire(serial);
+                }
+                let p = &mut st.ports;
+                while let Some(serial) = first(&p.bound, d, 0) {
+                    p.bound.remove(&(d, serial));
+                    if let Some(b) = p.all.get_mut(&serial).and_then(|e| e.binding.as_mut()) {
+                        b.secy = None;
                     }
-                    if let Some(b) = &mut e.binding {
-                        if b.secy.as_deref() == Some(dev) {
-                            b.secy = None;
-                        }
-                    }
+                    p.touch(serial);
                 }
             }
-            relate(st);
         });
     }
 
@@ -1009,35 +1265,38 @@ impl Bridge {
     /// with `NETDEV_DOWN`.
     fn link(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice, going: bool) {
         self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
-            let State { ports, secys, .. } = st;
-            for s in secys.iter_mut().flatten() {
-                let Knowledge::Known(mut k) = s.known else {
-                    continue;
-                };
-                if *s.dev == *dev {
-                    k.secy_up = !going && dev.is_up();
-                } else if s.lower.as_deref() == Some(dev) {
-                    k.lower_up = !going && lower_up(dev);
-                } else {
-                    continue;
-                }
-                let k = Knowledge::Known(k);
-                if !going {
-                    s.known = k;
-                }
-                // GOING_DOWN opens a teardown, DOWN (or anything else)
-                // closes it.
-                for e in ports.iter_mut().flatten() {
-                    if e.secy.as_deref() == Some(&*s.dev) {
-                        if going {
-                            e.port.before(&k);
+            let d = key(dev);
+            st.touch_around(dev);
+            // The SecY itself, then each SecY it is the real device of.
+            let mut next = Some(0);
+            let mut secy = Some(d);
+            while let Some(s) = secy {
+                let State { ports, secys, .. } = &mut *st;
+                if let Some(s) = secys.get_mut(&s) {
+                    if let Knowledge::Known(mut k) = s.known {
+                        if *s.dev == *dev {
+                            k.secy_up = !going && dev.is_up();
                         } else {
-                            e.port.after(k, true);
+                            k.lower_up = !going && lower_up(dev);
                         }
+                        let k = Knowledge::Known(k);
+                        if !going {
+                            s.known = k;
+                        }
+                        // GOING_DOWN opens a teardown, DOWN (or anything
+                        // else) closes it.
+                        ports.of_secy(key(&s.dev), s.lower.as_deref().map(key), |e| {
+                            if going {
+                                e.port.before(&k);
+                            } else {
+                                e.port.after(k, true);
+                            }
+                        });
                     }
                 }
+                secy = next.and_then(|from| first(&st.uppers, d, from));
+                next = secy.and_then(Half::succ);
             }
-            relate(st);
         });
     }
 
@@ -1050,14 +1309,11 @@ impl Bridge {
             ret = (|| -> Result {
                 for p in ib.ports() {
                     let Some(dev) = ib.netdev(p) else { continue };
-                    let same = |s: &Option<PortEntry>| {
-                        s.as_ref().is_some_and(|e| !e.gone && *e.dev == *dev)
-                    };
-                    let i = match st.ports.iter().position(same) {
-                        Some(i) => i,
+                    let serial = match st.ports.live.get(&key(&dev)) {
+                        Some(&s) => s,
                         None => st.add_port(PortEntry::new(&dev)).map_err(|_| ENOMEM)?,
                     };
-                    let Some(Some(e)) = st.ports.get_mut(i) else {
+                    let Some(e) = st.ports.all.get_mut(&serial) else {
                         return Err(EINVAL);
                     };
                     if !e.rdma.iter().any(|(id, _)| *id == ib.id()) {
@@ -1065,13 +1321,13 @@ impl Bridge {
                         name.extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)?;
                         e.rdma.push((ib.id(), name), GFP_KERNEL)?;
                     }
+                    st.ports.touch(serial);
                 }
                 Ok(())
             })();
             if ret.is_err() {
                 forget_rdma(st, ib.id());
             }
-            relate(st);
         });
         ret
     }
@@ -1082,10 +1338,13 @@ impl Bridge {
         self.update(&mut Locks::Own(rtnl), at, |st, _| forget_rdma(st, ib.id()));
     }
 
-    /// An RDMA device was renamed: its ports report the new name.
+    /// An RDMA device was renamed: its ports report the new name. Every
+    /// port is looked at (see [`forget_rdma`]).
     pub(crate) fn rdma_rename(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
         self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 2, 0), |st, _| {
-            for e in st.ports.iter_mut().flatten() {
+            let Ports { all, dirty, .. } = &mut st.ports;
+            for (_, e) in all.iter_mut() {
+                let mut renamed = false;
                 for (_, name) in e.rdma.iter_mut().filter(|(id, _)| *id == ib.id()) {
                     let mut new = KVec::new();
                     if new
@@ -1098,7 +1357,11 @@ impl Bridge {
                         continue;
                     }
                     *name = new;
+                    renamed = true;
+                }
+                if renamed {
                     e.renames = e.renames.wrapping_add(1);
+                    mark(e, dirty);
                 }
             }
         });
@@ -1124,22 +1387,31 @@ impl Bridge {
         let mut ret = Ok(());
         let at = (Cause::Request, netlink::CMD_BIND.into(), dev.ifindex());
         self.update(&mut Locks::Own(rtnl), at, |st, _| {
-            let binding = Binding {
-                secy: Some(secy.into()),
-            };
-            ret = match st.ports.iter_mut().flatten().find(|e| *e.dev == *dev) {
-                Some(e) if e.binding.is_some() => Err(BindError::AlreadyBound),
-                Some(e) => {
-                    e.binding = Some(binding);
-                    Ok(())
+            ret = (|| {
+                let live = st.ports.live.get(&key(dev)).copied();
+                if live
+                    .and_then(|s| st.ports.all.get(&s))
+                    .is_some_and(|e| e.binding.is_some())
+                {
+                    return Err(BindError::AlreadyBound);
                 }
-                None => {
-                    let mut e = PortEntry::new(dev);
-                    e.binding = Some(binding);
-                    st.add_port(e).map(|_| ()).map_err(|_| BindError::NoMemory)
-                }
-            };
-            relate(st);
+                let node = RBTreeNodeReservation::new(GROW).map_err(|_| BindError::NoMemory)?;
+                let binding = Binding {
+                    secy: Some(secy.into()),
+                };
+                let serial = match live {
+                    Some(s) => s,
+                    None => st
+                        .add_port(PortEntry::new(dev))
+                        .map_err(|_| BindError::NoMemory)?,
+                };
+                let p = &mut st.ports;
+                let e = p.all.get_mut(&serial).ok_or(BindError::NoMemory)?;
+                e.binding = Some(binding);
+                p.bound.insert(node.into_node((key(secy), serial), ()));
+                p.touch(serial);
+                Ok(())
+            })();
         });
         ret
     }
@@ -1152,11 +1424,7 @@ impl Bridge {
         dev: &NetDevice,
     ) -> Option<Option<ARef<NetDevice>>> {
         let st = self.state.lock();
-        let e = st
-            .ports
-            .iter()
-            .flatten()
-            .find(|e| !e.gone && *e.dev == *dev)?;
+        let e = st.ports.of(dev)?;
         e.binding.as_ref().map(|b| b.secy.clone())
     }
 
@@ -1166,15 +1434,26 @@ impl Bridge {
         let mut ret = Err(BindError::NotBound);
         let at = (Cause::Request, netlink::CMD_UNBIND.into(), dev.ifindex());
         self.update(&mut Locks::Own(rtnl), at, |st, _| {
-            for e in st.ports.iter_mut().flatten() {
-                if *e.dev == *dev && e.binding.take().is_some() {
-                    ret = Ok(());
-                    if !e.wanted() {
-                        e.drop_port();
-                    }
-                }
+            let p = &mut st.ports;
+            let Some(&serial) = p.live.get(&key(dev)) else {
+                return;
+            };
+            let Some(e) = p.all.get_mut(&serial) else {
+                return;
+            };
+            let Some(b) = e.binding.take() else {
+                return;
+            };
+            ret = Ok(());
+            let wanted = e.wanted();
+            if let Some(s) = &b.secy {
+                p.bound.remove(&(key(s), serial));
             }
-            relate(st);
+            if wanted {
+                p.touch(serial);
+            } else {
+                p.retire(serial);
+            }
         });
         ret
     }
@@ -1189,19 +1468,28 @@ impl Bridge {
             let mut st = self.state.lock();
             st.visited = 0;
             st.closing = true;
-            for e in st.ports.iter_mut().flatten() {
-                e.drop_port();
+            let mut serial = 0;
+            while let Some(s) = st
+                .ports
+                .all
+                .cursor_lower_bound(&serial)
+                .map(|c| *c.current().0)
+            {
+                st.ports.retire(s);
+                serial = s + 1;
             }
             self.finish(&mut st, &mut fx);
-            for slot in st.lowers.iter_mut() {
-                if let Some(i) = slot.take() {
-                    // SAFETY: RTNL is held, and no MACsec operation is in
-                    // progress: this is unload, not an observer.
-                    unsafe { fx.restore(rtnl, i) };
-                }
+            let mut lowers = core::mem::take(&mut st.lowers);
+            while let Some(c) = lowers.cursor_front_mut() {
+                let (_, i) = c.remove_current().1.to_key_value();
+                // SAFETY: RTNL is held, and no MACsec operation is in
+                // progress: this is unload, not an observer.
+                unsafe { fx.restore(rtnl, i) };
             }
             work = st.work();
-            st.secys = KVec::new();
+            st.uppers = RBTree::new();
+            st.secys = RBTree::new();
+            st.secy_count = 0;
         }
         self.apply(&mut Locks::Own(rtnl), fx);
         span.end(Cause::Unload, 0, 0, work);
@@ -1209,17 +1497,34 @@ impl Bridge {
 
     /// How many ports and SecYs are tracked.
     pub(crate) fn counts(&self) -> (usize, usize) {
-        let st = self.state.lock();
-        (st.ports.len(), st.secys.iter().flatten().count())
+        self.state.lock().counts()
     }
 }
 
+/// Records interposer `i` by its device; gives it back if there is no
+/// memory (it must not be dropped under RTNL: see [`Effects::restore`]).
+fn record(
+    lowers: &mut RBTree<usize, Installed<Bridge>>,
+    i: Installed<Bridge>,
+) -> Result<(), Installed<Bridge>> {
+    let Some(d) = i.device().map(key) else {
+        return Err(i);
+    };
+    // One interposer per device (`Interposer::install` refuses a second,
+    // and UNREGISTER takes it off): were one there, `i` goes back.
+    if lowers.get(&d).is_some() {
+        return Err(i);
+    }
+    let Ok(node) = RBTreeNodeReservation::new(GROW) else {
+        return Err(i);
+    };
+    lowers.insert(node.into_node(d, i));
+    Ok(())
+}
+
 /// The port's object as a notification would report it.
-fn view(e: &PortEntry, secys: &[Option<Secy>]) -> View {
-    let secy = e
-        .secy
-        .as_ref()
-        .and_then(|d| secys.iter().flatten().find(|s| *s.dev == **d));
+fn view(e: &PortEntry, secys: &RBTree<usize, Secy>) -> View {
+    let secy = e.secy.as_ref().and_then(|d| secys.get(&key(d)));
     let mut name = [0u8; 16];
     let n = e.dev.name().to_bytes();
     let len = n.len().min(name.len());
@@ -1273,13 +1578,12 @@ impl Observer for Bridge {
         }
         let next = Knowledge::Known(lockstep::predict(snapshot(ctx), op));
         let secy = ctx.secy().netdev();
+        let lower = key(ctx.lower());
         let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
         self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _| {
-            for e in st.ports.iter_mut().flatten() {
-                if e.secy.as_deref() == Some(secy) {
-                    e.port.before(&next);
-                }
-            }
+            st.ports.of_secy(key(secy), Some(lower), |e| {
+                e.port.before(&next);
+            });
         });
     }
 
@@ -1290,37 +1594,42 @@ impl Observer for Bridge {
         // as it was (nothing learnt), except where it goes on regardless.
         let lop = op_of(op, ctx);
         let done = ret.is_ok() || lop.done_even_if_failed();
-        let next = lockstep::predict(snapshot(ctx), lop);
+        let next = Knowledge::Known(lockstep::predict(snapshot(ctx), lop));
         let secy = ctx.secy();
         let dev = secy.netdev();
+        let lower = key(ctx.lower());
         let at = (Cause::OpAfter, op as u32, dev.ifindex());
         self.update(&mut Locks::Observer(rtnl, op), at, |st, _| {
             let State { ports, secys, .. } = st;
-            let Some(s) = secys.iter_mut().flatten().find(|s| *s.dev == *dev) else {
+            let Some(s) = secys.get_mut(&key(dev)) else {
                 // Not tracked (no memory when it appeared): nothing is
                 // learnt, but its ports are no longer held down by the
-                // operation.
-                for e in ports.iter_mut().flatten() {
-                    if e.secy.as_deref() == Some(dev) {
+                // operation (an operation with no `before` held none).
+                if lop != Op::Other {
+                    ports.of_secy(key(dev), Some(lower), |e| {
                         let known = e.port.known();
                         e.port.after(known, true);
-                    }
+                    });
                 }
                 return;
             };
+            let id = Some((secy.sci(), secy.cipher()));
+            if lop == Op::Other && (!done || (s.known == next && s.id == id && s.view.is_some())) {
+                // Nothing learnt and nothing in flight: a statistics
+                // request costs this lookup.
+                return;
+            }
             if done {
-                s.known = Knowledge::Known(next);
-                s.id = Some((secy.sci(), secy.cipher()));
+                s.known = next;
+                s.id = id;
                 if s.view.is_none() {
                     s.view = Some(secy.to_ref());
                 }
             }
-            for e in ports.iter_mut().flatten() {
-                if e.secy.as_deref() == Some(dev) {
-                    e.port.after(s.known, done);
-                }
-            }
-            relate(st);
+            let known = s.known;
+            ports.of_secy(key(dev), Some(lower), |e| {
+                e.port.after(known, done);
+            });
         });
     }
 }
@@ -1358,10 +1667,16 @@ impl NetdevNotifier for Events {
             }
             // The port's name or its SecY may have changed; a stripped
             // feature bit is put back by `finish`.
-            NetdevEvent::ChangeUpper { .. }
-            | NetdevEvent::ChangeName(_)
-            | NetdevEvent::FeatChange(_) => {
-                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| relate(st))
+            NetdevEvent::ChangeUpper { dev, upper, .. } => {
+                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+                    st.touch_around(dev);
+                    st.touch_around(upper);
+                })
+            }
+            NetdevEvent::ChangeName(dev) | NetdevEvent::FeatChange(dev) => {
+                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+                    st.touch_around(dev)
+                })
             }
             NetdevEvent::Other(..) => {}
         }

@@ -18,6 +18,7 @@ use kernel::net::netlink::{
 };
 use kernel::net::rtnl::Rtnl;
 use kernel::prelude::*;
+use kernel::rbtree::RBTree;
 use kernel::sync::aref::ARef;
 
 const CMD_DEV_GET: u8 = 1;
@@ -98,7 +99,12 @@ fn owner(o: Owner) -> u32 {
 /// Writes one port object as seen from namespace `viewer`; `secys` is
 /// where its SecY's details are. Called under RTNL, which keeps the names,
 /// ifindexes and namespaces it reads still.
-pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &[Option<Secy>], viewer: &Net) -> Result {
+pub(crate) fn fill(
+    msg: &MsgAttrs,
+    e: &PortEntry,
+    secys: &RBTree<usize, Secy>,
+    viewer: &Net,
+) -> Result {
     msg.put_u32(A_DEV_IFINDEX.into(), e.dev.ifindex() as u32)?;
     msg.put_string(A_DEV_IFNAME.into(), e.dev.name())?;
     for (_, name) in e.rdma.iter() {
@@ -124,7 +130,7 @@ pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &[Option<Secy>], viewer
                 msg.put_s32(A_DEV_SECY_NETNSID.into(), id)?;
             }
         }
-        if let Some(s) = secys.iter().flatten().find(|s| *s.dev == **d) {
+        if let Some(s) = secys.get(&bridge::key(d)) {
             if let Some((sci, c)) = s.id {
                 // Already in network byte order, as the spec says.
                 msg.put_u64(A_DEV_SCI.into(), sci, A_DEV_PAD.into())?;
@@ -183,13 +189,11 @@ impl DoHandler for DevGet {
         let mut rtnl = Rtnl::lock();
         let found = bridge::with(|b| -> Result<bool> {
             b.revalidate(&mut rtnl, Cause::Request);
+            let Some(dev) = NetDevice::get_by_index(info.net(), ifindex as i32) else {
+                return Ok(false);
+            };
             let st = b.state.lock();
-            let Some(e) = st
-                .ports
-                .iter()
-                .flatten()
-                .find(|e| e.dev.ifindex() as u32 == ifindex && *e.dev.net() == *info.net())
-            else {
+            let Some(e) = st.ports.of(&dev) else {
                 return Ok(false);
             };
             fill(&reply, e, &st.secys, info.net())?;
@@ -219,7 +223,7 @@ impl DumpHandler for DevGet {
         bridge::with(|b| -> Result {
             b.revalidate(&mut rtnl, Cause::Request);
             let span = Span::start();
-            let st = b.state.lock();
+            let mut st = b.state.lock();
             let net: ARef<Net> = dump.info().net().into();
             // Zero would turn the check off.
             dump.set_generation((st.clock as u32).max(1));
@@ -227,22 +231,27 @@ impl DumpHandler for DevGet {
             let after = (lo as u64 & 0xffff_ffff) | ((hi as u64 & 0xffff_ffff) << 32);
             let mut sent = 0;
             let mut work = Work::default();
+            let (ports, secys) = st.ports_and_secys();
             let ret = (|| -> Result {
-                for e in st.ports.iter().flatten().filter(|e| e.serial > after) {
+                // The first port after the last one sent: O(log N).
+                let mut cursor = ports.cursor_lower_bound_mut(&after.saturating_add(1));
+                while let Some(c) = cursor {
+                    let e = c.current().1;
                     work.visited += 1;
                     if *e.dev.net() == *net {
                         let msg = dump.message(CMD_DEV_GET)?;
-                        fill(&msg, e, &st.secys, &net)?;
+                        fill(&msg, e, secys, &net)?;
                         msg.commit();
                         sent += 1;
                     }
                     let state = dump.state();
                     state[0] = (e.serial & 0xffff_ffff) as isize;
                     state[1] = (e.serial >> 32) as isize;
+                    cursor = c.move_next();
                 }
                 Ok(())
             })();
-            work.ports = st.ports.len() as u32;
+            work.ports = st.counts().0 as u32;
             drop(st);
             span.end(Cause::Dump, sent, 0, work);
             ret

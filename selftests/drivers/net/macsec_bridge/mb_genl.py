@@ -7,6 +7,10 @@ datagram at a time with a change made between two of them.
     mb_genl.py bind SECY_IFINDEX IFINDEX...
         binds each port to the SecY (both in this namespace); exits 1 at
         the first refusal, printing its errno.
+    mb_genl.py bind-pairs
+        binds each port to its SecY: one pair of ifindexes per line of
+        stdin, `PORT SECY` (both in this namespace); exits 1 at the first
+        refusal.
     mb_genl.py dump-split CMD
         starts a dev-get dump, reads its first datagram, runs the shell
         command CMD, reads the rest; prints one JSON object: "parts" (the
@@ -478,6 +482,11 @@ def main():
         secy = int(sys.argv[2])
         for port in sys.argv[3:]:
             g.request(g.family, CMD_BIND, 0, requests(int(port), secy)[CMD_BIND])
+        return 0
+    if sys.argv[1] == 'bind-pairs':
+        for line in sys.stdin:
+            port, secy = map(int, line.split())
+            g.request(g.family, CMD_BIND, 0, requests(port, secy)[CMD_BIND])
         return 0
     if sys.argv[1] == 'dump-split':
         g.send(g.family, CMD_DEV_GET, NLM_F_DUMP, b'')

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The lockstep at size, and what each event costs the module in ports.
+
+    scale.py N
+
+Ports mbv0 ... mbv(N-1) are bound, each to its own software MACsec netdev
+mbs0 ... on top of it (scale.sh made them). With the module's
+macsec_bridge_update tracepoint on and a socket on the monitor group,
+runs three rows and prints one JSON object:
+
+  "quiet":     events on netdevs the module does not track (a dummy made,
+               flapped ten times and deleted in another namespace): the
+               notifications (none expected) and the most ports any of
+               those events recomputed (`visited`);
+  "down"/"up": mbs(N/2) taken down, then up: every notification, and the
+               most ports an event on it recomputed;
+  "dumps":     the whole dump before, between and after (each port's
+               protection, reason, relation, secy-ifindex, generation).
+
+Each change is an RTM_NEWLINK whose ack comes after every notification
+it caused was queued, so "every notification" is what the socket holds
+once the ack is in.
+"""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mb_genl  # noqa: E402
+
+TRACING = '/sys/kernel/tracing'
+EVENT = TRACING + '/events/macsec_bridge/macsec_bridge_update/enable'
+RTM_NEWLINK, IFF_UP, NLM_F_REQUEST, NLM_F_ACK = 16, 1, 1, 4
+A = {'ifindex': 1, 'ifname': 2, 'protection': 4, 'reason': 5, 'relation': 6,
+     'secy-ifindex': 7, 'generation': 12}
+
+
+def obj(a):
+    """A port's attributes, by name (the ones the rows check)."""
+    out = {}
+    for name, kind in A.items():
+        if kind not in a:
+            continue
+        v = a[kind]
+        if name == 'ifname':
+            out[name] = v.rstrip(b'\0').decode()
+        elif name == 'generation':
+            out[name] = struct.unpack('Q', v[:8])[0]
+        else:
+            out[name] = struct.unpack('I', v[:4])[0]
+    return out
+
+
+def ifindex(name):
+    with open(f'/sys/class/net/{name}/ifindex') as f:
+        return int(f.read())
+
+
+def trace():
+    """(cause, visited, ifindex) of the tracepoint's entries since the last
+    call."""
+    with open(TRACING + '/trace') as f:
+        text = f.read()
+    with open(TRACING + '/trace', 'w') as f:
+        f.write('')
+    out = []
+    for line in text.splitlines():
+        if 'macsec_bridge_update:' not in line:
+            continue
+        f = dict(kv.split('=', 1) for kv in line.split('macsec_bridge_update:')[1].split())
+        out.append((f['cause'], int(f['visited']), int(f['ifindex'])))
+    return out
+
+
+def link_set(rt, idx, up):
+    ifi = struct.pack('BxHiII', socket.AF_UNSPEC, 0, idx, IFF_UP if up else 0, IFF_UP)
+    rt.send(struct.pack('IHHII', 16 + len(ifi), RTM_NEWLINK,
+                        NLM_F_REQUEST | NLM_F_ACK, 1, 0) + ifi)
+    err = struct.unpack_from('i', rt.recv(4096), 16)[0]
+    if err:
+        raise OSError(-err, os.strerror(-err))
+
+
+def notes(mon):
+    """Every notification queued on the monitor socket."""
+    out = []
+    while True:
+        try:
+            batch = mon.messages(65536)
+        except BlockingIOError:
+            return out
+        out += [obj(mb_genl.attrs(body[4:])) for kind, _, body in batch
+                if kind == mon.family]
+
+
+def dump():
+    g = mb_genl.Genl()
+    try:
+        return {name: obj(a) for name, a in g.ports().items()}
+    finally:
+        g.sock.close()
+
+
+def main():
+    n = int(sys.argv[1])
+    mid = f'mbs{n // 2}'
+    rt = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+    rt.bind((0, 0))
+    mon = mb_genl.Genl()
+    mon.join('monitor')
+    mon.sock.setblocking(False)
+    with open(EVENT, 'w') as f:
+        f.write('1')
+    out = {'dumps': [dump()]}
+    trace()
+
+    subprocess.run(['ip', 'netns', 'add', 'mbpod'], check=True)
+    steps = ['link add mbd0 type dummy'] + ['link set mbd0 up', 'link set mbd0 down'] * 10
+    subprocess.run(['ip', '-n', 'mbpod', '-batch', '-'], check=True, text=True,
+                   input='\n'.join(steps + ['link del mbd0']) + '\n')
+    subprocess.run(['ip', 'netns', 'del', 'mbpod'], check=True)
+    events = [t for t in trace() if t[0] == 'event']
+    out['quiet'] = {'events': len(events), 'visited': max((t[1] for t in events), default=-1),
+                    'notes': notes(mon)}
+
+    for row, up in (('down', False), ('up', True)):
+        link_set(rt, ifindex(mid), up)
+        events = [t for t in trace() if t[0] == 'event' and t[2] == ifindex(mid)]
+        out[row] = {'events': len(events), 'visited': max((t[1] for t in events), default=-1),
+                    'notes': notes(mon)}
+        out['dumps'].append(dump())
+    with open(EVENT, 'w') as f:
+        f.write('0')
+    print(json.dumps(out))
+
+
+if __name__ == '__main__':
+    main()

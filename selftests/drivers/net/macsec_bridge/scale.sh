@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The lockstep at 1,024 ports, and that an event costs what it touches.
+# Each of 1,024 veths (peers in another namespace) carries a software
+# MACsec netdev and is bound to it: 1,024 ports, 1,024 SecYs, 3,072
+# netdevs. The macsec_bridge_update tracepoint says how many port objects
+# each event made the module recompute: none for events on netdevs it does
+# not track, one for a link event on one port's SecY, whatever the size.
+# And the rows: taking one SecY down and up announces that one port, once
+# each way, with the right reason, and changes no other port.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip insmod rmmod
+require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
+T=/sys/kernel/tracing
+[ -e "$T/trace" ] || mount -t tracefs nodev "$T" 2>/dev/null
+[ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
+N=${MB_SCALE_PORTS:-1024}
+MID=$((N / 2))
+
+cleanup() {
+	local i
+	for i in $(seq 0 $((N - 1))); do echo "link del mbv$i"; done | ip -force -batch - 2>/dev/null
+	ip netns del mbpeer 2>/dev/null
+	ip netns del mbpod 2>/dev/null
+	[ ! -e "$T/events/macsec_bridge/enable" ] || echo 0 >"$T/events/macsec_bridge/enable"
+	echo >"$T/trace" 2>/dev/null
+	rmmod macsec_bridge 2>/dev/null
+	rm -rf "$ROW_DIR"
+}
+on_exit cleanup
+
+# verdict PYTHON-EXPRESSION: over `d`, scale.py's JSON; `n` is N, `mid`
+# the port in the middle.
+verdict() {
+	/usr/bin/python3 -c "import json,sys; d=json.load(open('$ROW_DIR/scale')); n=$N; mid='mbv$MID'
+sys.exit(0 if ($1) else 1)"
+}
+
+ktap_print_header
+ktap_set_plan 13
+
+# `ip -batch` opens the namespace file for every `netns` it reads and
+# keeps it open: one per line.
+ulimit -n $((N + 256))
+ip netns add mbpeer
+{
+	for i in $(seq 0 $((N - 1))); do echo "link add mbv$i type veth peer name mbp$i netns mbpeer"; done
+} | ip -batch - || bed_broken "cannot make $N veth pairs"
+for i in $(seq 0 $((N - 1))); do echo "link set mbp$i up"; done | ip -n mbpeer -batch -
+{
+	for i in $(seq 0 $((N - 1))); do
+		echo "link set mbv$i up"
+		echo "link add link mbv$i name mbs$i type macsec port 1"
+		echo "link set mbs$i up"
+	done
+} | ip -batch - || bed_broken "cannot make $N MACsec netdevs"
+
+check "load" insmod_bridge "$MODULE_KO"
+# In one process: under TCG, 2,048 forks of cat take minutes.
+/usr/bin/python3 - "$N" >"$ROW_DIR/pairs" <<'PY'
+import sys
+idx = lambda n: open(f'/sys/class/net/{n}/ifindex').read().split()[0]
+for i in range(int(sys.argv[1])):
+    print(idx(f'mbv{i}'), idx(f'mbs{i}'))
+PY
+check "$N veths bound, each to its own MACsec netdev" \
+	/usr/bin/python3 "$lib_dir/mb_genl.py" bind-pairs <"$ROW_DIR/pairs"
+# ifindex of each SecY, by port, for the dump's secy-ifindex.
+/usr/bin/python3 - "$ROW_DIR/pairs" >"$ROW_DIR/secy.json" <<'PY'
+import json, sys
+print(json.dumps({f'mbv{i}': int(l.split()[1]) for i, l in enumerate(open(sys.argv[1]))}))
+PY
+/usr/bin/python3 "$lib_dir/scale.py" "$N" >"$ROW_DIR/scale" 2>"$ROW_DIR/scale.err" ||
+	{ cat "$ROW_DIR/scale.err"; bed_broken "scale.py failed"; }
+
+secys="json.load(open('$ROW_DIR/secy.json'))"
+check "dump: $N ports, each bound to its own SecY, none protected (software: offload-off)" \
+	verdict "all(len(x) == n and all(p['relation'] == 2 and p['secy-ifindex'] == $secys[k]
+		and p['protection'] == 0 and p['reason'] == 9 for k, p in x.items())
+		for x in [d['dumps'][0]])"
+check "events on untracked netdevs in another namespace: seen" verdict "d['quiet']['events'] >= 20"
+check "... and none recomputed a port" verdict "d['quiet']['visited'] == 0"
+check "... nor announced one" verdict "d['quiet']['notes'] == []"
+check "SecY of $MID down: each event recomputed at most its port" \
+	verdict "d['down']['events'] >= 2 and d['down']['visited'] == 1"
+check "... one notification: mbv$MID, none, secy-down" \
+	verdict "[(x['ifname'], x['protection'], x['reason']) for x in d['down']['notes']] == [(mid, 0, 4)]"
+check "... as the dump says, with that generation, every other port unchanged" \
+	verdict "d['dumps'][1][mid]['reason'] == 4 and
+		d['dumps'][1][mid]['generation'] == d['down']['notes'][0]['generation'] >
+		d['dumps'][0][mid]['generation'] and
+		all(d['dumps'][1][k] == p for k, p in d['dumps'][0].items() if k != mid)"
+check "SecY of $MID up: each event recomputed at most its port" \
+	verdict "d['up']['events'] >= 1 and d['up']['visited'] == 1"
+check "... one notification: mbv$MID, none, offload-off" \
+	verdict "[(x['ifname'], x['protection'], x['reason']) for x in d['up']['notes']] == [(mid, 0, 9)]"
+check "... as the dump says, every other port unchanged" \
+	verdict "d['dumps'][2][mid]['reason'] == 9 and
+		d['dumps'][2][mid]['generation'] == d['up']['notes'][0]['generation'] and
+		all(d['dumps'][2][k] == p for k, p in d['dumps'][0].items() if k != mid)"
+check "unload" rmmod macsec_bridge
+
+ktap_finished
