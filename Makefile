@@ -8,7 +8,8 @@
 #   make check-debug  the same on a KASAN kernel
 #   make check-series the kernel-crate patch series builds at every patch
 #   make demo       the whole story, in a VM
-#   make bench      DRANet-Sec's slice latency over 100 SecY flips, in a VM
+#   make bench      the module's cost at 16 to 1,024 ports (beside an older
+#                   module: BENCH_BASE) and DRANet-Sec's slice latency, in a VM
 #   make torture    10,000 random operations against the module, in a VM
 #                   (SEED=N replays a run, OPS=N sets its length)
 #   make kernel     build (or find) the cached test kernel

@@ -38,6 +38,8 @@ ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 	${base:+"before=$base"} "after=$ko"
 
 insmod "$ko"
+# macsec0 was made before this load: one operation shows it to the module.
+ip macsec set macsec0 tx sa 0 on
 
 /usr/bin/python3 - "$bin" "$flips" <<'PY'
 import json, statistics, subprocess, sys, time

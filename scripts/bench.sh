@@ -5,8 +5,10 @@
 # kernel and run scripts/bench-guest.sh; prints tables.
 #
 # SIZES (default 16,128,1024) are the port counts of the scale part;
-# BENCH_BASE, a git commit, is a module measured beside this one, on the
-# same topology in the same run.
+# BENCH_BASE (a git commit; default f85ec94, the last one before the state
+# was indexed, which has the tracepoint the scale part reads; empty for
+# none) is a module measured beside this one, on the same topology in the
+# same run.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/toolchain.env"
@@ -19,7 +21,8 @@ mod=$(mktemp -d /tmp/macsec_bridge-bench.XXXXXX)
 trap 'rm -rf "$mod"' EXIT
 ko=$("$top/scripts/module.sh" "$kdir" "$mod")
 base_ko=
-if [ -n "${BENCH_BASE-}" ]; then
+BENCH_BASE=${BENCH_BASE-f85ec94}
+if [ -n "$BENCH_BASE" ]; then
 	mkdir "$mod/base"
 	base_ko=$("$top/scripts/module.sh" "$kdir" "$mod/base" "$BENCH_BASE")
 fi
