@@ -52,7 +52,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '../selftests/drivers/net/macsec_bridge'))
 import mb_genl  # noqa: E402
-from scale import link_set  # noqa: E402
+from scale import ifindex, link_set  # noqa: E402
 
 TRACING = '/sys/kernel/tracing'
 EVENT = TRACING + '/events/macsec_bridge/macsec_bridge_update/enable'
@@ -71,11 +71,6 @@ def sh(*argv, stdin=None):
 def batch(lines, tool='ip', ns=None):
     argv = [tool] + (['-n', ns] if ns else []) + ['-b', '-']
     sh(*argv, stdin='\n'.join(lines) + '\n')
-
-
-def ifindex(name):
-    with open(f'/sys/class/net/{name}/ifindex') as f:
-        return int(f.read())
 
 
 def meminfo():
