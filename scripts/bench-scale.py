@@ -3,7 +3,7 @@
 """Guest side of `make bench`, at scale: what the bridge costs per event
 with P = 16, 128 and 1,024 ports, measured inside the kernel.
 
-    bench-scale.py [--sizes 16,128,1024] SECY LABEL=MODULE.ko...
+    bench-scale.py [--sizes 16,128,1024] [--dranet LABEL=BIN,...] SECY LABEL=MODULE.ko...
 
 For each size, smallest first, it grows the topology to P veths (peers
 in another namespace), each carrying a software MACsec netdev: P SecYs,
@@ -17,7 +17,8 @@ binds each veth to its own MACsec netdev (P more ports, relation
     with every netdev and SecY present and one port; the P veths are
     bound after it, a binding not surviving an unload;
   - bind: the kernel time of binding all P ports, one request each;
-  - memory: Slab + VmallocUsed (/proc/meminfo) once all are bound, minus
+  - memory: Slab + VmallocUsed (/proc/meminfo) after the load (the
+    SecYs tracked) and once all are bound (the ports too), each minus
     before the load;
   - per event: the `macsec_bridge_update` tracepoint's `ns` (the kernel
     time from entry into the bridge to return, feature writes and
@@ -35,6 +36,13 @@ binds each veth to its own MACsec netdev (P more ports, relation
 (Ports backed by RXE devices would be present at load, but TCG makes an
 RXE device in about 1.4 s, and every new netdev makes the RDMA core look
 at every RoCE port: 1,024 of them take most of an hour to make.)
+
+With --dranet, at each size and with the last module loaded and every
+port bound, each DRANet-Sec binary in turn runs `slice --watch` while the
+SecY of the middle port goes down and up 20 times (ms from the
+RTM_NEWLINK's ack to the line that shows the port's new reason, and its
+CPU time per new set of slices, from /proc), then serves 20 webhook
+GetDeviceAttributes requests about that port.
 
 It prints one table per size and one of the ratios between the largest and
 the smallest size, per module, and the whole as JSON lines on stdout
@@ -190,6 +198,8 @@ def measure(label, ko, p, secy, reps):
     if ports != 1 or secys != p + 1:
         raise RuntimeError(f'{label}: tracks {ports} ports and {secys} SecYs, not 1 and {p + 1}')
     r['load_us'] = us
+    # The SecYs are tracked from the load on; the ports come with the binds.
+    r['mem_load_bytes'] = meminfo() - before
     write(TRACING + '/buffer_size_kb', '8192')
     write(EVENT, '1')
     trace()
@@ -245,6 +255,161 @@ def measure(label, ko, p, secy, reps):
     return r
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of process `pid`."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+class Lines:
+    """The lines of a process's stdout, each with its arrival time, read
+    by a thread so that waiting for one never delays the stamp of the
+    next."""
+
+    def __init__(self, proc):
+        import queue
+        import threading
+        self.q = queue.Queue()
+        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
+
+    def _read(self, proc):
+        for line in proc.stdout:
+            self.q.put((time.monotonic(), line))
+
+    def get(self):
+        return self.q.get(timeout=600)
+
+
+def reason_in(line, port, domain='macsec.dranet-sec.io'):
+    """The port's macsecReason in one slice line, or None if it is not in
+    that slice; and the slice's (generation, resourceSliceCount)."""
+    import json
+    s = json.loads(line)
+    pool = s['spec']['pool']
+    for d in s['spec']['devices']:
+        a = d['attributes']
+        if a['dra.net/ifName']['string'] == port:
+            return a[domain + '/macsecReason']['string'], pool
+    return None, pool
+
+
+def watch_flips(binary, p, reps):
+    """`slice --watch` while the SecY of the middle port goes down and up:
+    ms from the RTM_NEWLINK's ack to the line that shows the port's new
+    reason, and CPU seconds per new set of slices."""
+    port, secy = f'mbv{p // 2}', f'mbs{p // 2}'
+    proc = subprocess.Popen([binary, 'slice', '--node', 'bench', '--output', 'json', '--watch'],
+                            stdout=subprocess.PIPE, text=True)
+    lines = Lines(proc)
+
+    def until(pred):
+        """Reads lines until one whose port reason `pred` accepts; then
+        the rest of that set. Returns the accepting line's time."""
+        seen, when, want = {}, None, None
+        while True:
+            t, line = lines.get()
+            r, pool = reason_in(line, port)
+            g = pool['generation']
+            seen[g] = seen.get(g, 0) + 1
+            if when is None and r is not None and pred(r):
+                when, want = t, g
+            if want is not None and seen[want] == pool['resourceSliceCount']:
+                return when, seen
+
+    t0 = time.monotonic()
+    until(lambda r: True)
+    first_ms = (time.monotonic() - t0) * 1000
+    cpu0 = cpu_s(proc.pid)
+    rt = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+    rt.bind((0, 0))
+    idx = ifindex(secy)
+    lat, sets = [], 0
+    for i in range(reps):
+        up = i % 2 == 1
+        t0 = time.monotonic()
+        link_set(rt, idx, up)
+        when, seen = until((lambda r: r != 'secy-down') if up else (lambda r: r == 'secy-down'))
+        lat.append((when - t0) * 1000)
+        sets += len(seen)
+    cpu = cpu_s(proc.pid) - cpu0
+    proc.kill()
+    proc.wait()
+    rt.close()
+    return {'first_ms': first_ms, 'flip_ms': summary(lat), 'sets': sets,
+            'cpu_ms_per_set': cpu * 1000 / max(sets, 1)}
+
+
+def webhook_asks(binary, p, reps):
+    """The webhook: ms per GetDeviceAttributes for the middle port, as
+    DRANet asks it about every device on every scan, and CPU ms per
+    request."""
+    import json
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(), 'hook.sock')
+    proc = subprocess.Popen([binary, 'webhook', '--socket', path],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        if os.path.exists(path):
+            break
+        time.sleep(0.1)
+    body = json.dumps({'name': f'mbv{p // 2}'}).encode()
+    req = (b'POST /GetDeviceAttributes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n'
+           b'Content-Type: application/json\r\nContent-Length: %d\r\n\r\n' % len(body)) + body
+    lat = []
+    cpu0 = cpu_s(proc.pid)
+    for _ in range(reps):
+        t0 = time.monotonic()
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        s.sendall(req)
+        got = b''
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            got += b
+        s.close()
+        lat.append((time.monotonic() - t0) * 1000)
+        if not got.startswith(b'HTTP/1.1 200') or b'macsecReason' not in got:
+            raise RuntimeError(f'webhook: {got[:200]!r}')
+    cpu = cpu_s(proc.pid) - cpu0
+    proc.kill()
+    proc.wait()
+    return {'ask_ms': summary(lat), 'cpu_ms_per_ask': cpu * 1000 / reps}
+
+
+def dranet(bins, ko, p, reps):
+    """DRANet-Sec at P ports: each binary in turn, on the module `ko`
+    loaded with every port bound."""
+    load(ko)
+    g = mb_genl.Genl()
+    for i in range(p):
+        g.request(g.family, mb_genl.CMD_BIND, 0,
+                  mb_genl.requests(ifindex(f'mbv{i}'), ifindex(f'mbs{i}'))[mb_genl.CMD_BIND])
+    g.sock.close()
+    out = []
+    for label, binary in bins:
+        r = {'dranet': label, 'ports': p}
+        r.update(watch_flips(binary, p, reps))
+        r.update(webhook_asks(binary, p, reps))
+        out.append(r)
+        print('json:', r, flush=True)
+    sh('rmmod', 'macsec_bridge')
+    return out
+
+
+DRANET_ROWS = [
+    ('`slice --watch`: first set of slices', lambda r: f"{r['first_ms']:.0f} ms"),
+    ('`slice --watch`: SecY flip to the slice that shows it (median / p99)',
+     lambda r: f"{r['flip_ms']['median']:.0f} / {r['flip_ms']['p99']:.0f} ms"),
+    ('`slice --watch`: CPU per new set of slices', lambda r: f"{r['cpu_ms_per_set']:.0f} ms"),
+    ('webhook: GetDeviceAttributes for one port (median / p99)',
+     lambda r: f"{r['ask_ms']['median']:.1f} / {r['ask_ms']['p99']:.1f} ms"),
+    ('webhook: CPU per request', lambda r: f"{r['cpu_ms_per_ask']:.1f} ms"),
+]
+
+
 def fmt_ns(s):
     return f"{s['median'] / 1000:.1f} / {s['p99'] / 1000:.1f} us"
 
@@ -261,6 +426,8 @@ ROWS = [
     ('full dev-get dump (median)', lambda r: f"{r['dump']['median'] / 1000:.1f} us"),
     ('op to dev-change-ntf, user space (median)',
      lambda r: f"{r['delivery_ms']['median']:.2f} ms"),
+    ('memory, loaded (Slab + VmallocUsed)',
+     lambda r: f"{r['mem_load_bytes'] / 1024:.0f} KiB"),
     ('memory, loaded and bound (Slab + VmallocUsed)',
      lambda r: f"{r['mem_bytes'] / 1024:.0f} KiB"),
 ]
@@ -276,6 +443,39 @@ RATIOS = [
 ]
 
 
+def tables(results, col, title, rows, ratios, sizes):
+    """One table of `rows` with a column per result (`col` names its
+    label key), then one of `ratios` at the largest size to the smallest,
+    per label."""
+    print()
+    print(title)
+    print()
+    print('| | ' + ' | '.join(f"{r[col]}/{r['ports']}" for r in results) + ' |')
+    print('|---|' + '---|' * len(results))
+    for name, f in rows:
+        print(f'| {name} | ' + ' | '.join(f(r) for r in results) + ' |')
+    lo, hi = min(sizes), max(sizes)
+    if lo == hi:
+        return
+    by = {(r[col], r['ports']): r for r in results}
+    labels = list(dict.fromkeys(r[col] for r in results))
+    print()
+    print(f'Ratio of each figure at {hi} ports to the figure at {lo} (median)')
+    print()
+    print('| | ' + ' | '.join(labels) + ' |')
+    print('|---|' + '---|' * len(labels))
+    for name, f in ratios:
+        print(f'| {name} | ' + ' | '.join(
+            f'{f(by[(m, hi)]) / max(f(by[(m, lo)]), 1e-9):.2f}' for m in labels) + ' |')
+
+
+DRANET_RATIOS = [
+    ('flip to slice', lambda r: r['flip_ms']['median']),
+    ('CPU per set of slices', lambda r: r['cpu_ms_per_set']),
+    ('webhook request', lambda r: r['ask_ms']['median']),
+]
+
+
 def main():
     # `ip -batch` keeps the namespace file of every `netns` it reads open.
     import resource
@@ -286,9 +486,14 @@ def main():
         i = args.index('--sizes')
         sizes = [int(x) for x in args[i + 1].split(',')]
         del args[i:i + 2]
+    bins = []
+    if '--dranet' in args:
+        i = args.index('--dranet')
+        bins = [b.split('=', 1) for b in args[i + 1].split(',')]
+        del args[i:i + 2]
     secy, mods = args[0], [a.split('=', 1) for a in args[1:]]
     reps = 100
-    results = []
+    results, tools = [], []
     have = 0
     for p in sorted(sizes):
         t0 = time.monotonic()
@@ -299,34 +504,28 @@ def main():
             r = measure(label, ko, p, secy, reps)
             results.append(r)
             print('json:', r, flush=True)
+        if bins:
+            tools += dranet(bins, mods[-1][1], p, 20)
     teardown(have)
+    if tools:
+        tables(tools, 'dranet', 'DRANet-Sec at scale, TCG guest: 20 SecY flips (down, up) of the '
+               'middle port,\nand 20 webhook requests about it (`binary/ports` per column)',
+               DRANET_ROWS, DRANET_RATIOS, sizes)
 
-    labels = [m[0] for m in mods]
-    cols = [(r['module'], r['ports']) for r in results]
-    print()
-    print('Bridge cost at scale, TCG guest; kernel times from the macsec_bridge_update')
-    print(f'tracepoint, {reps} repetitions each (`module/ports` per column)')
-    print()
-    print('| | ' + ' | '.join(f'{m}/{p}' for m, p in cols) + ' |')
-    print('|---|' + '---|' * len(cols))
-    for name, f in ROWS:
-        print(f'| {name} | ' + ' | '.join(f(r) for r in results) + ' |')
+    tables(results, 'module', 'Bridge cost at scale, TCG guest; kernel times from the '
+           f'macsec_bridge_update\ntracepoint, {reps} repetitions each (`module/ports` per column)',
+           ROWS, RATIOS, sizes)
     lo, hi = min(sizes), max(sizes)
+    by = {(r['module'], r['ports']): r for r in results}
     if lo == hi:
         return
-    print()
-    print(f'Ratio of each figure at {hi} ports to the figure at {lo} (median)')
-    print()
-    print('| | ' + ' | '.join(labels) + ' |')
-    print('|---|' + '---|' * len(labels))
-    by = {(r['module'], r['ports']): r for r in results}
-    for name, f in RATIOS:
-        print(f'| {name} | ' + ' | '.join(
-            f'{f(by[(m, hi)]) / max(f(by[(m, lo)]), 1e-9):.2f}' for m in labels) + ' |')
-    for m in labels:
+    for m in [m[0] for m in mods]:
         a, b = by[(m, lo)], by[(m, hi)]
-        per = (b['mem_bytes'] - a['mem_bytes']) / (hi - lo)
-        print(f'{m}: memory per port with its SecY (slope {lo} to {hi}): {per:.0f} bytes')
+        secy = (b['mem_load_bytes'] - a['mem_load_bytes']) / (hi - lo)
+        port = ((b['mem_bytes'] - b['mem_load_bytes'])
+                - (a['mem_bytes'] - a['mem_load_bytes'])) / (hi - lo)
+        print(f'{m}: memory per SecY tracked at load (slope {lo} to {hi}): {secy:.0f} bytes; '
+              f'per port bound after: {port:.0f} bytes')
 
 
 if __name__ == '__main__':

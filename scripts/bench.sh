@@ -26,11 +26,28 @@ if [ -n "$BENCH_BASE" ]; then
 	mkdir "$mod/base"
 	base_ko=$("$top/scripts/module.sh" "$kdir" "$mod/base" "$BENCH_BASE")
 fi
-env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
-	cargo build -q --release --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml"
+# DRANET_BASE (default 93b8937, the last DRANet-Sec that read all of
+# sysfs and dumped every port on every change; empty for none) is a
+# DRANet-Sec measured beside this one. It builds in a target directory of
+# its own: two copies of one package in one directory confuse cargo's
+# freshness checks.
+cargo_release() {
+	env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$2" \
+		cargo build -q --release --locked --manifest-path "$1/tools/dranet-sec/Cargo.toml"
+}
+dranet=after=$top/target/release/dranet-sec
+DRANET_BASE=${DRANET_BASE-93b8937}
+if [ -n "$DRANET_BASE" ]; then
+	mkdir "$mod/src"
+	git -C "$top" archive "$DRANET_BASE" tools/dranet-sec | tar -x -C "$mod/src"
+	cargo_release "$mod/src" "$top/target/bench-base"
+	dranet=before=$top/target/bench-base/release/dranet-sec,$dranet
+fi
+cargo_release "$top" "$top/target"
 echo "booting $(make -s -C "$kdir" kernelrelease) under TCG ..."
 # 1,024 ports are 3,072 netdevs and 1,024 RXE devices: TCG makes an RXE
 # device in about 1.4 s.
 "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 5400 --memory 6G \
 	"$top/scripts/bench-guest.sh" "$ko" \
-	"$top/target/release/dranet-sec" "${FLIPS:-100}" "${SIZES:-16,128,1024}" "$base_ko"
+	"$top/target/release/dranet-sec" "${FLIPS:-100}" "${SIZES:-16,128,1024}" "$base_ko" \
+	"$dranet"

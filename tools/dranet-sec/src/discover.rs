@@ -74,58 +74,170 @@ pub fn rdma_by_netdev(root: &Path) -> BTreeMap<String, Vec<String>> {
     m
 }
 
+/// Netdev `ifname` of this namespace's `class/net`, without its RDMA
+/// devices (see [`rdma_by_netdev`]); `None` for loopback, an InfiniBand
+/// netdev, or a name that is not (or no longer) there.
+pub fn netdev(root: &Path, ifname: &str) -> Option<NetDev> {
+    if ifname == "lo" || ifname.is_empty() || ifname.contains('/') {
+        return None;
+    }
+    let p = root.join("class/net").join(ifname);
+    if !p.exists() || read(p.join("type")).as_deref() == Some("772") {
+        return None;
+    }
+    let real = fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+    let virtual_ = real.components().any(|c| c.as_os_str() == "virtual");
+    let dev = p.join("device");
+    let pci = fs::canonicalize(&dev)
+        .ok()
+        .and_then(|d| d.file_name().map(|f| f.to_string_lossy().into_owned()))
+        .filter(|a| is_pci_address(a));
+    let pcie_root = pci.as_ref().and_then(|_| {
+        fs::canonicalize(&dev).ok()?.components().find_map(|c| {
+            let s = c.as_os_str().to_string_lossy();
+            s.starts_with("pci").then(|| s.into_owned())
+        })
+    });
+    Some(NetDev {
+        mac: read(p.join("address")),
+        mtu: read_int(p.join("mtu")),
+        state: read(p.join("operstate")),
+        virtual_,
+        numa_node: pci
+            .as_ref()
+            .and_then(|_| read_int(dev.join("numa_node")))
+            .filter(|n| *n >= 0),
+        pci_vendor: pci.as_ref().and_then(|_| read(dev.join("vendor"))),
+        pci_device: pci.as_ref().and_then(|_| read(dev.join("device"))),
+        sriov_total_vfs: read_int(dev.join("sriov_totalvfs")),
+        sriov_num_vfs: read_int(dev.join("sriov_numvfs")),
+        is_sriov_vf: dev.join("physfn").exists(),
+        rdma_devices: Vec::new(),
+        pci_address: pci,
+        pcie_root,
+        ifname: ifname.to_string(),
+    })
+}
+
+/// The interface names in this namespace's `class/net`, sorted.
+fn names(root: &Path) -> Result<Vec<String>> {
+    let class = root.join("class/net");
+    let mut out: Vec<String> = fs::read_dir(&class)
+        .with_context(|| format!("{}", class.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 /// Every netdev but loopback, in this namespace's `class/net`.
 pub fn netdevs(root: &Path) -> Result<Vec<NetDev>> {
     let rdma = rdma_by_netdev(root);
-    let class = root.join("class/net");
-    let mut out = Vec::new();
-    let mut entries: Vec<PathBuf> = fs::read_dir(&class)
-        .with_context(|| format!("{}", class.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        let ifname = p
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        if ifname == "lo" || read(p.join("type")).as_deref() == Some("772") {
-            continue;
-        }
-        let real = fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
-        let virtual_ = real.components().any(|c| c.as_os_str() == "virtual");
-        let dev = p.join("device");
-        let pci = fs::canonicalize(&dev)
-            .ok()
-            .and_then(|d| d.file_name().map(|f| f.to_string_lossy().into_owned()))
-            .filter(|a| is_pci_address(a));
-        let pcie_root = pci.as_ref().and_then(|_| {
-            fs::canonicalize(&dev).ok()?.components().find_map(|c| {
-                let s = c.as_os_str().to_string_lossy();
-                s.starts_with("pci").then(|| s.into_owned())
-            })
-        });
-        out.push(NetDev {
-            mac: read(p.join("address")),
-            mtu: read_int(p.join("mtu")),
-            state: read(p.join("operstate")),
-            virtual_,
-            numa_node: pci
-                .as_ref()
-                .and_then(|_| read_int(dev.join("numa_node")))
-                .filter(|n| *n >= 0),
-            pci_vendor: pci.as_ref().and_then(|_| read(dev.join("vendor"))),
-            pci_device: pci.as_ref().and_then(|_| read(dev.join("device"))),
-            sriov_total_vfs: read_int(dev.join("sriov_totalvfs")),
-            sriov_num_vfs: read_int(dev.join("sriov_numvfs")),
-            is_sriov_vf: dev.join("physfn").exists(),
-            rdma_devices: rdma.get(&ifname).cloned().unwrap_or_default(),
-            pci_address: pci,
-            pcie_root,
-            ifname,
-        });
+    Ok(names(root)?
+        .iter()
+        .filter_map(|n| netdev(root, n))
+        .map(|mut d| {
+            d.rdma_devices = rdma.get(&d.ifname).cloned().unwrap_or_default();
+            d
+        })
+        .collect())
+}
+
+/// The netdevs of `class/net`, kept up to date one device at a time: a
+/// watch re-reads the devices a link message or a port notification
+/// names, and all of them only when it may have missed a message. A full
+/// read is about fifteen files per netdev: with thousands of container
+/// netdevs, reading them all on every change is what a watch would spend
+/// its time on.
+pub struct Cache {
+    root: PathBuf,
+    /// By interface name, without RDMA devices.
+    devs: BTreeMap<String, NetDev>,
+    /// The name each ifindex had when last read.
+    names: BTreeMap<u32, String>,
+    rdma: BTreeMap<String, Vec<String>>,
+}
+
+impl Cache {
+    /// Reads every netdev under `root`.
+    pub fn new(root: &Path) -> Result<Cache> {
+        let mut c = Cache {
+            root: root.to_path_buf(),
+            devs: BTreeMap::new(),
+            names: BTreeMap::new(),
+            rdma: BTreeMap::new(),
+        };
+        c.rescan()?;
+        Ok(c)
     }
-    Ok(out)
+
+    /// Reads everything again.
+    pub fn rescan(&mut self) -> Result<()> {
+        self.devs.clear();
+        self.names.clear();
+        for n in names(&self.root)? {
+            self.read_one(None, &n);
+        }
+        self.refresh_rdma();
+        Ok(())
+    }
+
+    fn read_one(&mut self, index: Option<u32>, name: &str) {
+        let index = index.or_else(|| {
+            read_int(self.root.join("class/net").join(name).join("ifindex"))
+                .and_then(|i| u32::try_from(i).ok())
+        });
+        match netdev(&self.root, name) {
+            Some(d) => {
+                self.devs.insert(name.to_string(), d);
+                if let Some(i) = index {
+                    self.names.insert(i, name.to_string());
+                }
+            }
+            None => {
+                self.devs.remove(name);
+            }
+        }
+    }
+
+    /// Netdev `index` is now called `name` (a new device, a rename, or any
+    /// change to it): forgets its old name and reads it again.
+    pub fn changed(&mut self, index: u32, name: &str) {
+        if let Some(old) = self.names.remove(&index) {
+            if old != name {
+                self.devs.remove(&old);
+            }
+        }
+        self.read_one(Some(index), name);
+    }
+
+    /// Netdev `index` is gone from this namespace.
+    pub fn gone(&mut self, index: u32) {
+        if let Some(old) = self.names.remove(&index) {
+            self.devs.remove(&old);
+        }
+    }
+
+    /// Reads netdev `name` again (a port notification names it).
+    pub fn reread(&mut self, name: &str) {
+        self.read_one(None, name);
+    }
+
+    /// Reads the RDMA devices of every netdev again: a few files per RDMA
+    /// device.
+    pub fn refresh_rdma(&mut self) {
+        self.rdma = rdma_by_netdev(&self.root);
+    }
+
+    /// The netdevs, by interface name, with their RDMA devices.
+    pub fn netdevs(&self) -> Vec<NetDev> {
+        self.devs
+            .values()
+            .map(|d| NetDev {
+                rdma_devices: self.rdma.get(&d.ifname).cloned().unwrap_or_default(),
+                ..d.clone()
+            })
+            .collect()
+    }
 }

@@ -246,6 +246,25 @@ impl Client {
         Ok(out)
     }
 
+    /// Port `ifindex` of this namespace (`dev-get` do), or `None` when the
+    /// family tracks no port there.
+    pub fn get(&mut self, ifindex: u32) -> Result<Option<PortState>> {
+        let mut attrs = GenlBuffer::new();
+        attrs.push(u32_attr(attr::IFINDEX, ifindex)?);
+        let mut out = None;
+        let r = self.exchange(CMD_DEV_GET, NlmF::ACK, attrs, |g| {
+            out = Some(parse(g)?);
+            Ok(())
+        });
+        match r {
+            Err(e) if e.downcast_ref::<Refused>().map(|r| r.errno) == Some(libc::ENODEV) => {
+                Ok(None)
+            }
+            Err(e) => Err(e.context("dev-get")),
+            Ok(()) => Ok(out),
+        }
+    }
+
     /// `bind`: port `ifindex` (this namespace) follows SecY `secy_ifindex`
     /// in the namespace of the open file `netns` (this one if `None`).
     pub fn bind(&mut self, ifindex: u32, secy_ifindex: u32, netns: Option<i32>) -> Result<()> {
@@ -277,6 +296,23 @@ impl Client {
         Ok(())
     }
 
+    /// A socket of its own on the `monitor` group, for a thread that only
+    /// reads notifications.
+    pub fn monitor(&self) -> Result<Monitor> {
+        let id = self
+            .router
+            .resolve_nl_mcast_group(FAMILY, MCGRP_MONITOR)
+            .map_err(|e| anyhow!("group {MCGRP_MONITOR}: {e}"))?;
+        let sock = NlSocketHandle::connect(NlFamily::Generic, None, Groups::empty())
+            .context("generic netlink socket")?;
+        sock.add_mcast_membership(Groups::new_groups(&[id]))
+            .context("joining the monitor group")?;
+        Ok(Monitor {
+            sock,
+            family: self.family,
+        })
+    }
+
     /// The next notification (blocks).
     pub fn next_change(&mut self) -> Result<PortState> {
         loop {
@@ -291,5 +327,50 @@ impl Client {
                 }
             }
         }
+    }
+}
+
+/// A socket on the `monitor` group (see [`Client::monitor`]).
+pub struct Monitor {
+    sock: NlSocketHandle,
+    family: u16,
+}
+
+/// What one read of a [`Monitor`] or a [`crate::watch::Links`] socket gave.
+#[derive(Debug)]
+pub enum Read<T> {
+    /// The messages of one read, in order.
+    Messages(Vec<T>),
+    /// The socket overflowed (`ENOBUFS`): messages were lost, and only a
+    /// fresh read of everything is the truth now.
+    Lost,
+}
+
+/// `ENOBUFS` from a netlink socket: the kernel dropped messages.
+pub(crate) fn overflowed(e: &neli::err::SocketError) -> bool {
+    matches!(e, neli::err::SocketError::Io(io) if io.raw_os_error() == Some(libc::ENOBUFS))
+}
+
+impl Monitor {
+    /// The notifications of the next datagram (blocks).
+    pub fn read(&self) -> Result<Read<PortState>> {
+        let (msgs, _) = match self.sock.recv::<u16, Genlmsghdr<u8, u16>>() {
+            Ok(r) => r,
+            Err(e) if overflowed(&e) => return Ok(Read::Lost),
+            Err(e) => return Err(anyhow!("monitor: {e}")),
+        };
+        let mut out = Vec::new();
+        for m in msgs {
+            let m: Msg = m.map_err(|e| anyhow!("monitor: {e}"))?;
+            if *m.nl_type() != self.family {
+                continue;
+            }
+            if let NlPayload::Payload(g) = m.nl_payload() {
+                if *g.cmd() == CMD_DEV_CHANGE_NTF {
+                    out.push(parse(g)?);
+                }
+            }
+        }
+        Ok(Read::Messages(out))
     }
 }

@@ -11,4 +11,5 @@ pub mod rules;
 pub mod slice;
 pub mod state;
 pub mod taint;
+pub mod watch;
 pub mod webhook;

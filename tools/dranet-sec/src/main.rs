@@ -4,7 +4,7 @@
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use dranet_sec::state::PortState;
-use dranet_sec::{attrs, discover, docs, genl, place, rules, slice, taint, webhook};
+use dranet_sec::{attrs, discover, docs, genl, place, rules, slice, taint, watch, webhook};
 use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,7 +44,9 @@ enum Cmd {
         node: NodeArgs,
         #[arg(long, value_enum, default_value_t = Output::Yaml)]
         output: Output,
-        /// Re-emit on every notification (JSON: one document per line).
+        /// Emit a new set of slices whenever a device's attributes change:
+        /// on the module's notifications and the kernel's link messages,
+        /// a burst taken as one change (JSON: one document per line).
         #[arg(long)]
         watch: bool,
     },
@@ -75,7 +77,8 @@ enum Cmd {
         /// The directory of rules (created if missing).
         #[arg(long)]
         dir: PathBuf,
-        /// Keep it so on every notification.
+        /// Keep it so as the module's notifications and the kernel's link
+        /// messages come.
         #[arg(long)]
         watch: bool,
         /// How each change is reported on stdout.
@@ -233,37 +236,45 @@ fn now() -> Result<k8s_openapi::jiff::Timestamp> {
         .map_err(|e| anyhow::anyhow!("the clock: {e}"))
 }
 
-fn build(
+/// The devices, stamped, and the warnings about what was left out.
+fn devices(
     opts: &slice::Options,
-    sysfs: &Path,
+    devs: &[attrs::NetDev],
     ports: &[PortState],
     clock: &mut taint::Clock,
-) -> Result<Vec<ResourceSlice>> {
-    let devs = discover::netdevs(sysfs)?;
-    let (mut devices, warnings) = slice::devices(opts, &devs, ports)?;
+) -> Result<Vec<k8s_openapi::api::resource::v1::Device>> {
+    let (mut devices, warnings) = slice::devices(opts, devs, ports)?;
     for w in warnings {
         eprintln!("dranet-sec: {w}");
     }
     clock.stamp(&taint::key(&opts.domain), &mut devices, now()?);
-    Ok(slice::slices(opts, devices))
+    Ok(devices)
 }
 
 fn run_slice(opts: slice::Options, output: Output, watch: bool, sysfs: &Path) -> Result<bool> {
-    let mut c = genl::Client::connect()?;
-    // Subscribed before the first dump: no change falls in between.
-    if watch {
-        c.subscribe()?;
-    }
     let mut opts = opts;
     let mut clock = taint::Clock::default();
-    emit(&build(&opts, sysfs, &c.dump()?, &mut clock)?, output, watch)?;
     if !watch {
+        let ports = genl::Client::connect()?.dump()?;
+        let d = devices(&opts, &discover::netdevs(sysfs)?, &ports, &mut clock)?;
+        emit(&slice::slices(&opts, d), output, false)?;
         return Ok(true);
     }
+    let mut w = watch::Watch::start(sysfs)?;
+    let mut last = devices(&opts, &w.netdevs(), w.ports(), &mut clock)?;
+    emit(&slice::slices(&opts, last.clone()), output, true)?;
     loop {
-        c.next_change()?;
+        w.wait()?;
+        let d = devices(&opts, &w.netdevs(), w.ports(), &mut clock)?;
+        // A change that changes no device (a notification whose only news
+        // is its generation, a link message about a counter) is no new
+        // set of slices.
+        if d == last {
+            continue;
+        }
         opts.generation += 1;
-        emit(&build(&opts, sysfs, &c.dump()?, &mut clock)?, output, watch)?;
+        emit(&slice::slices(&opts, d.clone()), output, true)?;
+        last = d;
     }
 }
 
@@ -362,13 +373,21 @@ fn run_taint_rules(
     }
     let rd = rules::RuleDir::new(dir)?;
     let mut clock = taint::Clock::seeded(rd.times()?);
-    let mut c = genl::Client::connect()?;
-    if watch {
-        c.subscribe()?;
-    }
+    let mut w = if watch {
+        Some(watch::Watch::start(sysfs)?)
+    } else {
+        None
+    };
     let mut out = std::io::stdout();
     loop {
-        let mut want = rules::wanted(opts, &discover::netdevs(sysfs)?, &c.dump()?);
+        let mut want = match &w {
+            Some(w) => rules::wanted(opts, &w.netdevs(), w.ports()),
+            None => rules::wanted(
+                opts,
+                &discover::netdevs(sysfs)?,
+                &genl::Client::connect()?.dump()?,
+            ),
+        };
         rules::stamp(&mut want, &mut clock, now()?);
         for e in rd.sync(&want)? {
             match output {
@@ -377,20 +396,32 @@ fn run_taint_rules(
             }
         }
         out.flush()?;
-        if !watch {
-            return Ok(true);
-        }
-        c.next_change()?;
+        match &mut w {
+            Some(w) => w.wait()?,
+            None => return Ok(true),
+        };
     }
 }
 
 /// The webhook's node: sysfs for netdevs, the kernel's family for ports.
+/// DRANet asks about every device on every scan, so one question costs
+/// one netdev's files and one `dev-get`, not the whole node.
 struct SysNode<'a> {
     sysfs: &'a Path,
+    /// One connection for every request; dropped after a failure, so the
+    /// next request connects again (the module may have been reloaded).
+    client: std::cell::RefCell<Option<genl::Client>>,
 }
 
 impl webhook::Node for SysNode<'_> {
     fn device(&self, q: &webhook::DeviceQuery) -> Result<Option<attrs::NetDev>> {
+        // DRANet sends GetDeviceAttributes the interface name.
+        if let Some(mut d) = discover::netdev(self.sysfs, &q.name) {
+            d.rdma_devices = discover::rdma_by_netdev(self.sysfs)
+                .remove(&d.ifname)
+                .unwrap_or_default();
+            return Ok(Some(d));
+        }
         let devs = discover::netdevs(self.sysfs)?;
         // The name first: a bond, its slaves and VLANs share one MAC.
         // DRANet sends the interface name to GetDeviceAttributes and its
@@ -416,8 +447,20 @@ impl webhook::Node for SysNode<'_> {
     }
 
     fn port(&self, ifname: &str) -> Result<Option<PortState>> {
-        let ports = genl::Client::connect()?.dump()?;
-        Ok(ports.into_iter().find(|p| p.ifname == ifname))
+        let Ok(index) = ifindex(ifname) else {
+            return Ok(None);
+        };
+        let mut slot = self.client.borrow_mut();
+        let c = match slot.as_mut() {
+            Some(c) => c,
+            None => slot.insert(genl::Client::connect()?),
+        };
+        let r = c.get(index);
+        if r.is_err() {
+            *slot = None;
+        }
+        // Renamed between the two questions: not the port that was meant.
+        Ok(r?.filter(|p| p.ifname == ifname))
     }
 }
 
@@ -429,7 +472,11 @@ fn run_webhook(socket: &Path, domain: &str, enforce: bool, sysfs: &Path) -> Resu
         domain: domain.to_string(),
         enforce,
     };
-    webhook::serve(&cfg, &SysNode { sysfs }, socket, &|| {
+    let node = SysNode {
+        sysfs,
+        client: std::cell::RefCell::new(None),
+    };
+    webhook::serve(&cfg, &node, socket, &|| {
         eprintln!("dranet-sec: webhook listening on {}", socket.display())
     })?;
     Ok(true)

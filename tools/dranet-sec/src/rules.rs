@@ -66,8 +66,9 @@ pub fn wanted(
     ports: &[PortState],
 ) -> BTreeMap<String, DeviceTaintRule> {
     let mut out = BTreeMap::new();
+    let ports = crate::state::by_ifname(ports);
     for dev in devs {
-        let port = ports.iter().find(|p| p.ifname == dev.ifname);
+        let port = ports.get(dev.ifname.as_str()).copied();
         let Some(reason) = taint::reason(dev, port) else {
             continue;
         };

@@ -79,14 +79,10 @@ pub fn devices(
     let mut warnings = Vec::new();
     let mut names = BTreeSet::new();
     let mut out = Vec::new();
-    let mut sorted: Vec<&NetDev> = devs.iter().collect();
-    sorted.sort_by(|a, b| {
-        device_name(a)
-            .cmp(&device_name(b))
-            .then(a.ifname.cmp(&b.ifname))
-    });
-    for dev in sorted {
-        let mut name = device_name(dev);
+    let mut sorted: Vec<(String, &NetDev)> = devs.iter().map(|d| (device_name(d), d)).collect();
+    sorted.sort_by(|(a, x), (b, y)| a.cmp(b).then(x.ifname.cmp(&y.ifname)));
+    let ports = crate::state::by_ifname(ports);
+    for (mut name, dev) in sorted {
         if !names.insert(name.clone()) {
             // Two functions of one PCI device, or normalised names
             // colliding: the interface name tells them apart.
@@ -107,7 +103,7 @@ pub fn devices(
                 continue;
             }
         }
-        let port = ports.iter().find(|p| p.ifname == dev.ifname);
+        let port = ports.get(dev.ifname.as_str()).copied();
         let mut a = attrs::dranet_attributes(&opts.driver, dev);
         a.extend(attrs::macsec_attributes(&opts.domain, port));
         for w in attrs::fit(&mut a, &opts.domain) {

@@ -6,6 +6,7 @@
 //! `cli.py --dump dev-get --output-json` can be read as a list of these.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One port object of the `macsec_bridge` family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,4 +44,15 @@ impl PortState {
     pub fn offloaded(&self) -> bool {
         self.protection.starts_with("offload-")
     }
+}
+
+/// `ports` by interface name, the first of a name winning: what the node's
+/// netdevs are matched with, in O(log P) each rather than a scan of every
+/// port per netdev.
+pub fn by_ifname(ports: &[PortState]) -> BTreeMap<&str, &PortState> {
+    let mut m = BTreeMap::new();
+    for p in ports {
+        m.entry(p.ifname.as_str()).or_insert(p);
+    }
+    m
 }

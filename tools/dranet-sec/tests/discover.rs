@@ -90,3 +90,102 @@ fn finds_pci_numa_sriov_and_rdma_facts() {
     assert_eq!(h0.pci_address, None);
     assert_eq!(h0.rdma_devices, ["rxe0"]);
 }
+
+/// A virtual netdev `name` with `ifindex` under `r`, linked into class/net.
+fn veth(r: &Path, name: &str, ifindex: u32, mtu: u32) {
+    let d = r.join("devices/virtual/net").join(name);
+    write(&d.join("ifindex"), &ifindex.to_string());
+    write(&d.join("mtu"), &mtu.to_string());
+    write(&d.join("operstate"), "up");
+    fs::create_dir_all(r.join("class/net")).unwrap();
+    symlink(&d, r.join("class/net").join(name)).unwrap();
+}
+
+fn unlink(r: &Path, name: &str) {
+    fs::remove_file(r.join("class/net").join(name)).unwrap();
+    fs::remove_dir_all(r.join("devices/virtual/net").join(name)).unwrap();
+}
+
+fn view(c: &discover::Cache) -> Vec<(String, Option<i64>, Vec<String>)> {
+    c.netdevs()
+        .into_iter()
+        .map(|d| (d.ifname, d.mtu, d.rdma_devices))
+        .collect()
+}
+
+fn own(v: &[(&str, i64, &[&str])]) -> Vec<(String, Option<i64>, Vec<String>)> {
+    v.iter()
+        .map(|(n, m, r)| {
+            (
+                n.to_string(),
+                Some(*m),
+                r.iter().map(|s| s.to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// The watch's cache re-reads only what a change names, and after each
+/// change equals a full read of the tree (the independent reference).
+#[test]
+fn cache_follows_changes_one_netdev_at_a_time() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    veth(r, "a", 2, 1500);
+    veth(r, "b", 3, 1500);
+    let mut c = discover::Cache::new(r).unwrap();
+    let full = |c: &discover::Cache| {
+        let want: Vec<_> = discover::netdevs(r).unwrap();
+        assert_eq!(c.netdevs(), want, "the cache differs from a full read");
+    };
+    assert_eq!(view(&c), own(&[("a", 1500, &[]), ("b", 1500, &[])]));
+    full(&c);
+
+    // A change nobody announced is not seen: the cache reads nothing by
+    // itself.
+    write(&r.join("devices/virtual/net/a/mtu"), "9000");
+    assert_eq!(view(&c), own(&[("a", 1500, &[]), ("b", 1500, &[])]));
+    c.changed(2, "a");
+    assert_eq!(view(&c), own(&[("a", 9000, &[]), ("b", 1500, &[])]));
+    full(&c);
+
+    // A new netdev, then a rename (ifindex 3 is now "c": "b" goes).
+    veth(r, "d", 4, 1400);
+    c.changed(4, "d");
+    fs::rename(r.join("class/net/b"), r.join("class/net/c")).unwrap();
+    c.changed(3, "c");
+    assert_eq!(
+        view(&c),
+        own(&[("a", 9000, &[]), ("c", 1500, &[]), ("d", 1400, &[])])
+    );
+    full(&c);
+
+    // Gone by ifindex; a gone index it never saw changes nothing.
+    unlink(r, "d");
+    c.gone(4);
+    c.gone(99);
+    assert_eq!(view(&c), own(&[("a", 9000, &[]), ("c", 1500, &[])]));
+    full(&c);
+
+    // A netdev a message names but sysfs no longer has is dropped; one
+    // named by a notification is read again by name.
+    unlink(r, "a");
+    c.changed(2, "a");
+    write(&r.join("devices/virtual/net/b/mtu"), "1280");
+    c.reread("c");
+    assert_eq!(view(&c), own(&[("c", 1280, &[])]));
+    full(&c);
+
+    // RDMA devices are read apart from the netdevs.
+    write(&r.join("class/infiniband/rxe0/parent"), "c");
+    assert_eq!(view(&c), own(&[("c", 1280, &[])]));
+    c.refresh_rdma();
+    assert_eq!(view(&c), own(&[("c", 1280, &["rxe0"])]));
+    full(&c);
+
+    // A rescan reads everything, whatever was announced.
+    veth(r, "e", 5, 1500);
+    c.rescan().unwrap();
+    assert_eq!(view(&c), own(&[("c", 1280, &["rxe0"]), ("e", 1500, &[])]));
+    full(&c);
+}

@@ -60,7 +60,7 @@ says_evict() {
 last_is() { [ "$(egress "$D/watch")" = "$1" ]; }
 
 ktap_print_header
-ktap_set_plan 32
+ktap_set_plan 36
 
 check "load" insmod_bridge "$MODULE_KO"
 # After the load: a SecY offloaded before it would be `unknown`.
@@ -165,6 +165,32 @@ check "41 back-to-back changes: the watch is alive, its stderr empty" \
 	bash -c "kill -0 $WATCH && ! test -s '$D/watch.err'"
 check "41 back-to-back changes: the rule directory ends with macsec0's rule alone" \
 	wait_for 300 bash -c "grep -q 'value: no-active-tx-sa' '$RULE' && [ \$(ls '$D/rules' | wc -l) -eq 1 ] && kill -0 $RULES && ! test -s '$D/rules.err'"
+# A netdev that is no port changes no port and sends no notification: the
+# watch follows it through rtnetlink's link messages, one set of slices
+# per change that shows.
+sets() { /usr/bin/python3 -c "
+import json
+print(len({json.loads(l)['spec']['pool']['generation'] for l in open('$D/watch') if l.strip()}))"; }
+# dummy_is WHAT: mbw0 in the watch's last slice: "absent" or its MTU.
+dummy_is() {
+	[ "$(/usr/bin/python3 - "$D/watch" <<'PY'
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+mtu = [d['attributes']['dra.net/mtu']['int'] for d in last['spec']['devices']
+       if d['attributes']['dra.net/ifName']['string'] == 'mbw0']
+print(mtu[0] if mtu else 'absent')
+PY
+)" = "$1" ]
+}
+before=$(sets)
+ip link add mbw0 address 02:00:00:00:00:77 mtu 1500 type dummy
+check "watch: a new netdev that is no port appears" wait_for 50 dummy_is 1500
+ip link set mbw0 mtu 1400
+check "watch: its MTU change shows" wait_for 50 dummy_is 1400
+ip link del mbw0
+check "watch: deleted, it is gone" wait_for 50 dummy_is absent
+sleep 1
+check "watch: three changes, three new sets of slices" [ $(($(sets) - before)) -eq 3 ]
 kill "$WATCH" "$MON" "$HOOK" "$RULES" 2>/dev/null
 wait 2>/dev/null
 
