@@ -261,20 +261,21 @@ fn run_slice(opts: slice::Options, output: Output, watch: bool, sysfs: &Path) ->
         return Ok(true);
     }
     let mut w = watch::Watch::start(sysfs)?;
-    let mut last = devices(&opts, &w.netdevs(), w.ports(), &mut clock)?;
-    emit(&slice::slices(&opts, last.clone()), output, true)?;
+    let mut last = slice::slices(&opts, devices(&opts, &w.netdevs(), w.ports(), &mut clock)?);
+    emit(&last, output, true)?;
     loop {
         w.wait()?;
         let d = devices(&opts, &w.netdevs(), w.ports(), &mut clock)?;
         // A change that changes no device (a notification whose only news
         // is its generation, a link message about a counter) is no new
-        // set of slices.
-        if d == last {
+        // set of slices. The slices hold the devices in order.
+        let before = last.iter().flat_map(|s| s.spec.devices.iter().flatten());
+        if before.eq(d.iter()) {
             continue;
         }
         opts.generation += 1;
-        emit(&slice::slices(&opts, d.clone()), output, true)?;
-        last = d;
+        last = slice::slices(&opts, d);
+        emit(&last, output, true)?;
     }
 }
 
