@@ -34,6 +34,15 @@ datagram at a time with a change made between two of them.
         bound with the feature bit set, or untracked with it clear. Prints
         "OP: N allocations failed in turn" or the first violation, and
         exits 1 on one.
+    mb_genl.py rdma-faults NETDEV NAME
+        counts the slab allocations of `rdma link add NAME type rxe netdev
+        NETDEV`, then fails them one at a time from the last backwards,
+        past those of the module's RDMA client. After each try NETDEV must
+        be a port naming NAME only if NAME exists, and no port once NAME
+        is deleted (a client whose add failed is never told of the
+        removal). Prints the counts of each outcome; exits 1 on a
+        violation, or if no try left the device untracked (no fault
+        reached the module).
     mb_genl.py churn NETNS SECY_IFINDEX PORT STOP
         until the file STOP exists: binds PORT to SECY_IFINDEX (in the
         namespace file NETNS), dumps, unbinds, dumps, finding the family
@@ -80,6 +89,12 @@ CMD_DEV_GET, CMD_BIND, CMD_UNBIND = 1, 3, 4
 A_IFINDEX, A_IFNAME, A_RELATION, A_SECY_IFINDEX, A_SECY_NETNS_FD = 1, 2, 6, 7, 15
 A_GENERATION = 12
 SYS_FINIT_MODULE, SYS_DELETE_MODULE = 313, 176
+A_RDMA_DEV = 3
+# RDMA netlink (include/uapi/rdma/rdma_netlink.h): RDMA_NL_NLDEV's
+# RDMA_NLDEV_CMD_NEWLINK, and its attributes.
+NETLINK_RDMA = 20
+RDMA_NEWLINK = (5 << 10) + 3
+RDMA_ATTR_DEV_NAME, RDMA_ATTR_NDEV_NAME, RDMA_ATTR_LINK_TYPE = 2, 51, 65
 RELATIONS = {0: 'self', 1: 'upper', 2: 'bound'}
 
 
@@ -251,10 +266,15 @@ class FailNth:
 
     def disarm(self):
         """Whether the armed fault was injected; disarms it."""
+        return self.disarm_left() == 0
+
+    def disarm_left(self):
+        """How many allocations the armed fault still had to wait for (0:
+        it was injected); disarms it."""
         left = int(os.read(self.rfd, 32).strip() or b'0')
         os.write(self.fd, b'0')
         os.close(self.rfd)
-        return left == 0
+        return left
 
 
 def feature_bit(port):
@@ -332,6 +352,130 @@ def faults(op, netns, secy, port, ko=None):
             return 0
     print(f'{op}: still allocating after {n} faults')
     return 1
+
+
+def rdma_devs(a):
+    """The rdma-dev entries of a port's attributes (attrs_all's pairs)."""
+    return [v.rstrip(b'\0').decode() for k, v in a if k == A_RDMA_DEV]
+
+
+def port_attrs(g, port):
+    """PORT's object in a dump as (kind, payload) pairs, or None."""
+    g.send(g.family, CMD_DEV_GET, NLM_F_DUMP, b'')
+    found = None
+    while True:
+        for kind, _flags, body in g.messages(65536):
+            if kind in (NLMSG_DONE, NLMSG_ERROR):
+                err = struct.unpack_from('i', body)[0] if len(body) >= 4 else 0
+                if err:
+                    raise NlError(-err, 'dump')
+                return found
+            pairs = []
+            buf = body[4:]
+            while len(buf) >= 4:
+                n, k = struct.unpack_from('HH', buf)
+                if n < 4:
+                    break
+                pairs.append((k & 0x3fff, buf[4:n]))
+                buf = buf[(n + 3) & ~3:]
+            if any(k == A_IFNAME and v.rstrip(b'\0').decode() == port for k, v in pairs):
+                found = pairs
+
+
+def rdma_faults(netdev, name):
+    """See the module's doc string."""
+    fail = FailNth()
+    rd = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_RDMA)
+    rd.bind((0, 0))
+    rd.settimeout(60)
+    body = (attr(RDMA_ATTR_DEV_NAME, name.encode() + b'\0')
+            + attr(RDMA_ATTR_LINK_TYPE, b'rxe\0')
+            + attr(RDMA_ATTR_NDEV_NAME, netdev.encode() + b'\0'))
+    seq = 0
+    g = Genl()
+
+    def add(n):
+        """`rdma link add NAME type rxe netdev NETDEV` with the n-th
+        allocation failing: the errno (None: no answer, the ack itself
+        failed) and the allocations the fault still waited for."""
+        nonlocal seq
+        seq += 1
+        msg = struct.pack('IHHII', 16 + len(body), RDMA_NEWLINK, NLM_F_REQUEST | NLM_F_ACK,
+                          seq, 0) + body
+        fail.arm(n)
+        try:
+            rd.send(msg)
+        except OSError as e:
+            return e.errno, fail.disarm_left()
+        left = fail.disarm_left()
+        try:
+            while True:
+                data = rd.recv(8192)
+                kind, = struct.unpack_from('H', data, 4)
+                if kind == NLMSG_ERROR:
+                    return -struct.unpack_from('i', data, 16)[0], left
+        except OSError:
+            return None, left
+
+    def exists():
+        return os.path.isdir(f'/sys/class/infiniband/{name}')
+
+    def delete():
+        subprocess.run(['rdma', 'link', 'delete', name], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    # Warm up (rdma_rxe loads, first-time allocations happen), then count
+    # the allocations of one whole add.
+    for _ in range(2):
+        err, _ = add(0)
+        if err or not exists():
+            print(f'rdma link add {name}: errno {err}')
+            return 1
+        delete()
+    big = 1 << 30
+    err, left = add(big)
+    if err or not exists():
+        print(f'rdma link add {name}: errno {err}')
+        return 1
+    total = big - left
+    delete()
+    # The module's add runs near the end, when the RDMA core calls its
+    # clients: failed from the last allocation backwards, until the
+    # module's own failures are behind.
+    outcomes = {'tracked': 0, 'untracked': 0, 'no-device': 0}
+    since = None
+    tried = 0
+    for n in range(total, max(total - 600, 0), -1):
+        tried += 1
+        err, left = add(n)
+        dev = exists()
+        a = port_attrs(g, netdev)
+        if a is not None and not (dev and rdma_devs(a) == [name]):
+            print(f'fault {n} of {total}: errno {err}, device {"there" if dev else "gone"}, '
+                  f'yet {netdev} is a port with rdma-dev {rdma_devs(a)}')
+            return 1
+        kind = 'tracked' if a is not None else 'untracked' if dev else 'no-device'
+        outcomes[kind] += 1
+        if dev:
+            delete()
+            a = port_attrs(g, netdev)
+            if a is not None:
+                print(f'fault {n} of {total}: errno {err}; after {name} was deleted {netdev} '
+                      f'is still a port with rdma-dev {rdma_devs(a)}')
+                return 1
+        if kind == 'untracked':
+            since = 0
+        elif since is not None:
+            since += 1
+            if since == 32:
+                break
+    print(f'rdma link add: {total} allocations; the last {tried} failed in turn: '
+          f'{outcomes["tracked"]} tracked, {outcomes["untracked"]} left untracked '
+          f'with the device there, {outcomes["no-device"]} with no device')
+    if not outcomes['untracked']:
+        print('no fault reached the module: it never refused a device')
+        return 1
+    return 0
 
 
 def opener(netns, secy, port):
@@ -475,6 +619,8 @@ def main():
     if sys.argv[1] == 'faults':
         return faults(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5],
                       sys.argv[6] if len(sys.argv) > 6 else None)
+    if sys.argv[1] == 'rdma-faults':
+        return rdma_faults(sys.argv[2], sys.argv[3])
     if sys.argv[1] == 'opener':
         return opener(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     g = Genl()
