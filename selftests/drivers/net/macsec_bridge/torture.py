@@ -607,6 +607,11 @@ class Torture:
         above every generation before it."""
         # What the old family announced (the unload's retractions too).
         self.take_notes()
+        # ... and no more: an object of the old load describes nothing now
+        # (a port it tracked may be no port of this one, a binding does not
+        # survive an unload). Generations are still checked against all
+        # before (floor, seen).
+        self.announced.clear()
         for ns in self.ns.values():
             if not ns.resolve():
                 self.violation(f'{ns.name}: the family is not there after the load')
