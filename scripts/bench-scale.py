@@ -60,12 +60,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '../selftests/drivers/net/macsec_bridge'))
 import mb_genl  # noqa: E402
-from scale import ifindex, link_set  # noqa: E402
+from scale import ifindex, link_set, trace  # noqa: E402
 
 TRACING = '/sys/kernel/tracing'
 EVENT = TRACING + '/events/macsec_bridge/macsec_bridge_update/enable'
-LINE = re.compile(r'cause=(\S+) code=(\d+) ifindex=(-?\d+) ns=(\d+) visited=(\d+) '
-                  r'ports=(\d+) secys=(\d+)')
 # struct macsec_ops order, as Mdo numbers it: mdo_upd_txsa.
 MDO_UPD_TXSA = 12
 A_IFINDEX = 1
@@ -93,19 +91,6 @@ def meminfo():
 def write(path, value):
     with open(path, 'w') as f:
         f.write(value)
-
-
-def trace():
-    """The tracepoint's entries since the last call, oldest first."""
-    with open(TRACING + '/trace') as f:
-        text = f.read()
-    write(TRACING + '/trace', '')
-    out = []
-    for m in LINE.finditer(text):
-        c, code, idx, ns, visited, ports, secys = m.groups()
-        out.append(dict(cause=c, code=int(code), ifindex=int(idx), ns=int(ns),
-                        visited=int(visited), ports=int(ports), secys=int(secys)))
-    return out
 
 
 def pct(xs, q):

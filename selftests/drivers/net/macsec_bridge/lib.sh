@@ -236,6 +236,18 @@ wait_for() {
 	"$@"
 }
 
+# json_field FILE EXPR: a Python expression over the JSON object in FILE
+# (d): the whole file, or else its first line that is one.
+json_field() {
+	/usr/bin/python3 -c "import json, sys
+text = open(sys.argv[1]).read()
+try:
+    d = json.loads(text)
+except ValueError:
+    d = next(json.loads(l) for l in text.splitlines() if l.startswith('{'))
+print($2)" "$1" 2>/dev/null
+}
+
 # ---- The macsec_bridge family through the kernel's own YNL CLI ----------
 
 YNL_SPEC=$lib_dir/../../../../Documentation/netlink/specs/macsec_bridge.yaml

@@ -94,24 +94,20 @@ kill "$SRV" 2>/dev/null
 wait "$SRV" 2>/dev/null
 SRV=
 
-# field FILE EXPR: a Python expression over the JSON object in FILE (d).
-field() {
-	/usr/bin/python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null
-}
 sed 's/^/# reload: /' "$ROW_DIR/reload"
 sed 's/^/# churn: /' "$ROW_DIR/churn"
 echo "# rping runs (ok, failed): $(cat "$ROW_DIR/rping" 2>/dev/null)"
 echo "# TX SA flips: $(cat "$ROW_DIR/flips" 2>/dev/null)"
 
 reloaded() {
-	[ "$rc" -eq 0 ] && [ "$(field "$ROW_DIR/reload" "d['cycles']")" = "$CYCLES" ]
+	[ "$rc" -eq 0 ] && [ "$(json_field "$ROW_DIR/reload" "d['cycles']")" = "$CYCLES" ]
 }
 check "$CYCLES unload/reload cycles: h0 cleared at each unload, tracked after each load, generations above all before" \
 	reloaded
 check "some unloads found h0's bit set (the clearing was exercised)" \
-	[ "$(field "$ROW_DIR/reload" "d['bit_set_at_unload']")" -gt 0 ]
+	[ "$(json_field "$ROW_DIR/reload" "d['bit_set_at_unload']")" -gt 0 ]
 check "binds, unbinds and dumps went through between the reloads" \
-	[ "$(field "$ROW_DIR/churn" "min(d['done'].values())")" -gt 0 ]
+	[ "$(json_field "$ROW_DIR/churn" "min(d['done'].values())")" -gt 0 ]
 check "RDMA traffic ran between the pods throughout" \
 	[ "$(cut -d' ' -f1 "$ROW_DIR/rping" 2>/dev/null || echo 0)" -gt 0 ]
 check "the TX SA was switched throughout" [ "$(cat "$ROW_DIR/flips" 2>/dev/null || echo 0)" -gt 0 ]

@@ -61,8 +61,9 @@ def ifindex(name):
 
 
 def trace():
-    """(cause, visited, ifindex) of the tracepoint's entries since the last
-    call."""
+    """The macsec_bridge_update entries since the last call, oldest
+    first: each a dict of its fields (cause, code, ifindex, ns, visited,
+    ports, secys), numbers as ints."""
     with open(TRACING + '/trace') as f:
         text = f.read()
     with open(TRACING + '/trace', 'w') as f:
@@ -72,7 +73,7 @@ def trace():
         if 'macsec_bridge_update:' not in line:
             continue
         f = dict(kv.split('=', 1) for kv in line.split('macsec_bridge_update:')[1].split())
-        out.append((f['cause'], int(f['visited']), int(f['ifindex'])))
+        out.append({k: v if k == 'cause' else int(v) for k, v in f.items()})
     return out
 
 
@@ -123,14 +124,16 @@ def main():
     subprocess.run(['ip', '-n', 'mbpod', '-batch', '-'], check=True, text=True,
                    input='\n'.join(steps + ['link del mbd0']) + '\n')
     subprocess.run(['ip', 'netns', 'del', 'mbpod'], check=True)
-    events = [t for t in trace() if t[0] == 'event']
-    out['quiet'] = {'events': len(events), 'visited': max((t[1] for t in events), default=-1),
+    events = [t for t in trace() if t['cause'] == 'event']
+    out['quiet'] = {'events': len(events),
+                    'visited': max((t['visited'] for t in events), default=-1),
                     'notes': notes(mon)}
 
     for row, up in (('down', False), ('up', True)):
         link_set(rt, ifindex(mid), up)
-        events = [t for t in trace() if t[0] == 'event' and t[2] == ifindex(mid)]
-        out[row] = {'events': len(events), 'visited': max((t[1] for t in events), default=-1),
+        events = [t for t in trace() if t['cause'] == 'event' and t['ifindex'] == ifindex(mid)]
+        out[row] = {'events': len(events),
+                    'visited': max((t['visited'] for t in events), default=-1),
                     'notes': notes(mon)}
         out['dumps'].append(dump())
     with open(EVENT, 'w') as f:

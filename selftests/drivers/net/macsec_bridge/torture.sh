@@ -62,11 +62,7 @@ check "load the module" insmod_bridge "$MODULE_KO"
 rc=$?
 sed 's/^/# /' "$ROW_DIR/torture"
 # field EXPR: a Python expression over the summary (d), the first JSON line.
-field() {
-	/usr/bin/python3 -c "import json, sys
-d = next(json.loads(l) for l in open(sys.argv[1]) if l.startswith('{'))
-print($1)" "$ROW_DIR/torture" 2>/dev/null
-}
+field() { json_field "$ROW_DIR/torture" "$1"; }
 ran() { [ "$rc" -eq 0 ] && [ "$(field "d['operations']")" = "$OPS" ]; }
 check "seed $SEED: $OPS operations, no violation (make torture SEED=$SEED OPS=$OPS replays it)" ran
 # Each kind of operation both ran through and was refused somewhere (a
