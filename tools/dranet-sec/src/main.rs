@@ -236,7 +236,8 @@ fn now() -> Result<k8s_openapi::jiff::Timestamp> {
         .map_err(|e| anyhow::anyhow!("the clock: {e}"))
 }
 
-/// The devices, stamped, and the warnings about what was left out.
+/// The devices, their taints stamped; what was left out is printed as
+/// warnings, on every call.
 fn devices(
     opts: &slice::Options,
     devs: &[attrs::NetDev],
