@@ -3,7 +3,10 @@
 #
 # Build (or find in the cache) the test kernel and print its tree's path.
 #
-#   scripts/kernel.sh [--variant debug|kasan] [--key] [--print]
+#   scripts/kernel.sh [--variant debug|kasan] [--stock] [--key] [--print]
+#
+# --stock builds the pristine tree instead: no overlay, no patch series, as
+# a distribution builds it. The self-contained module (DKMS) is tested on it.
 #
 # The tree is Debian's linux-source-$KERNEL_SERIES (6.12 by default, or
 # 7.3) with the repo's changes to its rust/: for 6.12 the rust/ overlay
@@ -24,9 +27,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 variant=debug
 mode=build
+stock=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
+	--stock) stock=1; shift ;;
 	--key) mode=key; shift ;;
 	--print) mode=print; shift ;;
 	*) echo "kernel.sh: unknown argument $1" >&2; exit 2 ;;
@@ -34,7 +39,9 @@ while [ $# -gt 0 ]; do
 done
 
 # Inputs that can be overridden, so tests can prove the cache key moves.
-# OVERLAY_DIR is what the <rust> part of the key hashes.
+# OVERLAY_DIR is what the <rust> part of the key hashes. A stock tree's
+# series is a directory that cannot exist: <rust> is "none".
+[ -z "$stock" ] || { SERIES_DIR=/dev/null/stock; OVERLAY_DIR=$SERIES_DIR; }
 case "$KERNEL_SERIES" in
 6.12)
 	: "${OVERLAY_DIR:=$top/rust}"
@@ -201,7 +208,9 @@ rm -rf "$tree"
 mv "$work" "$tree"
 trap - EXIT
 echo "$(( $(date +%s) - start ))" > "$tree/.macsec_bridge_built"
-# Keep the three newest trees of each base; a tree is a few GB.
-ls -dt "$CACHE_DIR/kernel/$base"-*/ 2>/dev/null | tail -n +4 | xargs -r rm -rf
+# Keep the three newest trees of each base with a series, and the stock
+# one (its own <rust>, "none"); a tree is a few GB.
+ls -dt "$CACHE_DIR/kernel/$base"-*/ 2>/dev/null | grep -v -- '-none/$' | tail -n +4 |
+	xargs -r rm -rf
 echo "kernel: built $tree in $(( $(date +%s) - start ))s" >&2
 echo "$tree"

@@ -55,6 +55,10 @@ skey() { KERNEL_SERIES=7.3 SERIES_DIR=$tmp/series "$top/scripts/kernel.sh" --key
 s0=$(skey)
 [ "$s0" = "$(skey)" ] || fail "7.3 key is not stable"
 [ "$s0" != "$k0" ] || fail "7.3 shares the 6.12 key"
+# The stock tree: no series, whatever SERIES_DIR says; its own key.
+st=$(KERNEL_SERIES=7.3 SERIES_DIR=$tmp/series "$top/scripts/kernel.sh" --key --stock)
+[ "${st##*-}" = none ] || fail "stock key $st does not say none"
+[ "${st%-*}" = "${s0%-*}" ] || fail "stock key $st has another base than $s0"
 first=$(find "$tmp/series" -name '*.patch' | LC_ALL=C sort | head -1)
 cp "$first" "$tmp/first.orig"
 echo ' ' >> "$first"

@@ -31,23 +31,23 @@
 //! changes an ops-locked port) is left to a work item, which takes both
 //! locks and brings every port's bit to what the state says.
 
+use crate::bindings;
 use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NUM_AN};
+use crate::net::device::{Features, NetDevice};
+use crate::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, SecY, SecYRef};
+use crate::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
+use crate::net::notifier::{NetdevEvent, NetdevNotifier};
+use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::trace::{self, Cause};
 use crate::{netlink, rdma};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::kvec::PushError;
-use kernel::net::device::{Features, NetDevice};
-use kernel::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, SecY, SecYRef};
-use kernel::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
-use kernel::net::notifier::{NetdevEvent, NetdevNotifier};
-use kernel::net::rtnl::{Rtnl, RtnlGuard};
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 use kernel::sync::{aref::ARef, Arc, Mutex};
 use kernel::time::msecs_to_jiffies;
 use kernel::workqueue::{self, DelayedWork, Work, WorkItem};
 use kernel::{
-    bindings, impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work,
-    prelude::*,
+    impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work, prelude::*,
 };
 
 /// How often, at most, a TX SA deactivated by PN exhaustion goes unseen

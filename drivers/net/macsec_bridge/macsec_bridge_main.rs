@@ -8,9 +8,19 @@
 //! per-port object in lockstep with the real, offloaded SecY state. See
 //! `Documentation/networking/macsec_bridge.rst`.
 
-use kernel::net::{notifier, rtnl::Rtnl};
+use crate::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+
+// The kernel-crate abstractions the module is written against: the
+// kernel's own (the patch series applied to it), or, on a kernel without
+// them, the series compiled into the module (Kbuild: MACSEC_BRIDGE_COMPAT).
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+pub mod compat;
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+use compat::{bindings, net};
+#[cfg(not(MACSEC_BRIDGE_COMPAT))]
+use kernel::{bindings, net};
 
 /// `pr_warn!`, as often as `net_ratelimit()` allows. Every warning an
 /// event can print goes through it: events come from every namespace, and
@@ -21,7 +31,7 @@ macro_rules! warn_ratelimited {
     ($($arg:tt)*) => {
         // SAFETY: `net_ratelimit()` takes no arguments and may be called
         // from any context.
-        if unsafe { kernel::bindings::net_ratelimit() } != 0 {
+        if unsafe { crate::bindings::net_ratelimit() } != 0 {
             kernel::pr_warn!($($arg)*);
         }
     };
@@ -44,7 +54,7 @@ module! {
 
 struct MacsecBridge {
     bridge: Arc<bridge::Bridge>,
-    family: Option<kernel::net::netlink::Registration>,
+    family: Option<crate::net::netlink::Registration>,
     notifier: Option<Pin<KBox<notifier::Registration<bridge::Events>>>>,
     client: Option<Pin<KBox<rdma::ClientRegistration<ports::RdmaPorts>>>>,
 }
@@ -52,7 +62,7 @@ struct MacsecBridge {
 impl kernel::Module for MacsecBridge {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         // SAFETY: `ktime_get` has no preconditions.
-        let t0 = unsafe { kernel::bindings::ktime_get() };
+        let t0 = unsafe { crate::bindings::ktime_get() };
         let bridge = bridge::Bridge::new()?;
         bridge::Bridge::publish(&bridge);
         // From here on, an error drops `this`, which undoes what was done.
@@ -72,7 +82,7 @@ impl kernel::Module for MacsecBridge {
         // Registering adds every existing RDMA device: ports.
         this.client = Some(KBox::pin_init(rdma::ClientRegistration::new(), GFP_KERNEL)?);
         // SAFETY: as above.
-        let us = (unsafe { kernel::bindings::ktime_get() } - t0) / 1000;
+        let us = (unsafe { crate::bindings::ktime_get() } - t0) / 1000;
         let (ports, secys) = this.bridge.counts();
         pr_info!("loaded: {ports} ports, {secys} SecYs, in {us} us\n");
         Ok(this)

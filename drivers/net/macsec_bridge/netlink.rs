@@ -8,15 +8,15 @@
 
 use crate::bridge::{self, BindError, Owner, PortEntry, Relation, Secy};
 use crate::lockstep::{Protection, Reason};
-use crate::trace::{Cause, Span, Work};
-use kernel::net::device::NetDevice;
-use kernel::net::macsec::Cipher;
-use kernel::net::namespace::Net;
-use kernel::net::netlink::{
+use crate::net::device::NetDevice;
+use crate::net::macsec::Cipher;
+use crate::net::namespace::Net;
+use crate::net::netlink::{
     AttrPolicy, DoHandler, Dump, DumpHandler, Family, Info, MsgAttrs, MulticastGroup, Operation,
     Permission,
 };
-use kernel::net::rtnl::Rtnl;
+use crate::net::rtnl::Rtnl;
+use crate::trace::{Cause, Span, Work};
 use kernel::prelude::*;
 use kernel::rbtree::RBTree;
 use kernel::sync::aref::ARef;

@@ -7,8 +7,8 @@
 //! [`bridge::with`].
 
 use crate::bridge;
+use crate::net::rtnl::Rtnl;
 use crate::rdma::{Client, Device};
-use kernel::net::rtnl::Rtnl;
 use kernel::prelude::*;
 
 /// The client.

@@ -16,14 +16,15 @@
 //! `ib_core.ko`. Here the calls resolve when the module loads, and modpost
 //! makes `ib_core` a dependency of this module.
 
+use crate::bindings;
+use crate::net::device::NetDevice;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::error::{from_result, to_result};
 use kernel::ffi::c_void;
-use kernel::net::device::NetDevice;
 use kernel::prelude::*;
+use kernel::str::CStr;
 use kernel::sync::aref::ARef;
 use kernel::types::Opaque;
-use kernel::{bindings, str::CStr};
 
 /// An RDMA device (`struct ib_device`).
 ///

@@ -44,7 +44,7 @@ pub(crate) enum Cause {
     /// A netdev event; the code is its `NETDEV_*` number.
     Event = 0,
     /// An offload operation, before the driver; the code is its
-    /// [`kernel::net::macsec::Mdo`] index.
+    /// [`crate::net::macsec::Mdo`] index.
     OpBefore = 1,
     /// An offload operation, after the driver.
     OpAfter = 2,
@@ -108,5 +108,5 @@ impl Span {
 fn now() -> u64 {
     // SAFETY: `ktime_get` takes nothing and may be called anywhere a
     // tracepoint may fire.
-    unsafe { kernel::bindings::ktime_get() as u64 }
+    unsafe { crate::bindings::ktime_get() as u64 }
 }
