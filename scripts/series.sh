@@ -57,23 +57,24 @@ am() {
 # module, so the module builds against a kernel without the series (a
 # distribution's). Every file is derived from the series by rules, never
 # edited by hand:
-#  - each Rust file the series adds or changes under rust/kernel/ (mod.rs
-#    files aside), whole, with `crate::`, `kernel::`, `bindings::` and
-#    `ffi::` paths rooted at the module's `crate::compat` (which re-exports
-#    the kernel crate and puts these files and its own bindings in place of
-#    their namesakes), `flags.as_raw()` (private to the kernel crate) as
+#  - each Rust file the series adds or changes under rust/kernel/, whole,
+#    with `crate::`, `kernel::`, `bindings::` and `ffi::` paths rooted at
+#    the module's `crate::compat` (which re-exports the kernel crate and
+#    puts these files and its own bindings in place of their namesakes),
+#    `flags.as_raw()` (private to the kernel crate) as
 #    `crate::compat::gfp(flags)`, and the KUnit suites left to the kernel
-#    tree;
+#    tree; mod.rs declares them, each with the #[cfg] of its declaration
+#    in the tree's mod.rs;
 #  - each C helper file the series adds or changes, whole, its
 #    `rust_helper_` functions renamed `macsec_bridge_helper_` so they can
 #    never collide with the kernel's own;
 #  - bindings_helper.h: the lines the series adds to the kernel's, for the
 #    module's own bindgen run, which binds only what those headers declare
 #    (the rest comes from the kernel's `bindings`); kernel_headers.h: the
-#    headers the kernel's own bindings_helper.h includes, to tell the two
-#    apart.
+#    headers the kernel's own bindings_helper.h includes (with its
+#    conditionals), to tell the two apart.
 compat() {
-	local dir=$1 work f rel mods=() helpers=() hdr
+	local dir=$1 work f rel name attr mods=() helpers=() hdr
 	work=$(mktemp -d)
 	pristine "$work"
 	am "$work"
@@ -86,7 +87,12 @@ compat() {
 		kernel/*/mod.rs | kernel/lib.rs) ;;
 		kernel/*.rs)
 			rel=${f#kernel/}
-			mods+=("$rel")
+			# With the attribute its declaration has (#[cfg(...)]).
+			name=${rel##*/}
+			attr=$(grep -B1 -x "pub mod ${name%.rs};" \
+				"$work/rust/kernel/$(dirname "$rel")/mod.rs" 2>/dev/null |
+				grep -x '#\[cfg(.*)\]' || true)
+			mods+=("$rel|$attr")
 			mkdir -p "$dir/$(dirname "$rel")"
 			perl -pe '
 				s{(?<![\w:\$])crate::}{crate::compat::}g;
@@ -118,7 +124,8 @@ compat() {
 		echo "/* SPDX-License-Identifier: GPL-2.0 */"
 		echo "/* $hdr */"
 		echo "/* The headers the kernel's own bindings cover (its bindings_helper.h). */"
-		git -C "$work" show pristine:rust/bindings/bindings_helper.h | grep '^#include <'
+		git -C "$work" show pristine:rust/bindings/bindings_helper.h |
+			grep -E '^#(include <|if|ifdef|ifndef|elif|else|endif)'
 	} > "$dir/kernel_headers.h"
 	{
 		echo "// SPDX-License-Identifier: GPL-2.0"
@@ -150,9 +157,9 @@ compat() {
 		echo "    // same size: the field fills the struct, at offset 0. Every \`u32\` is a valid field value."
 		echo "    unsafe { core::mem::transmute::<kernel::alloc::Flags, u32>(flags) }"
 		echo "}"
-		printf '%s\n' "${mods[@]}" | awk -F/ '
-			NF == 1 { sub(/\.rs$/, "", $1); print "pub mod " $1 ";"; next }
-			NF == 2 {
+		printf '%s\n' "${mods[@]}" | awk -F'[/|]' '
+			NF == 2 { sub(/\.rs$/, "", $1); if ($2 != "") print $2; print "pub mod " $1 ";"; next }
+			NF == 3 {
 				sub(/\.rs$/, "", $2)
 				if ($1 != open) {
 					if (open != "") print "}"
@@ -160,6 +167,7 @@ compat() {
 					print "pub mod " $1 " {"; print "    pub use kernel::" $1 "::*;"
 					open = $1
 				}
+				if ($3 != "") print "    " $3
 				print "    pub mod " $2 ";"
 				next
 			}

@@ -5,8 +5,10 @@
 # module built against a kernel without the series (Kbuild,
 # MACSEC_BRIDGE_COMPAT=y).
 #
-#   compat_bindgen.sh OUT HEADER KERNEL_HEADERS CC BINDGEN \
-#       BINDGEN_ARGS... -- CC_FLAGS... -- BINDGEN_CFLAGS...
+#   COMPAT_CC=CC COMPAT_BINDGEN=BINDGEN compat_bindgen.sh OUT HEADER \
+#       KERNEL_HEADERS BINDGEN_ARGS... -- CC_FLAGS... -- BINDGEN_CFLAGS...
+#
+# (CC and BINDGEN are commands, possibly of several words: `ccache gcc`.)
 #
 # The kernel's bindings cover every header its bindings_helper.h includes
 # (KERNEL_HEADERS lists them), directly or not. Only the declarations of
@@ -17,8 +19,10 @@
 # bindgen then sees.
 set -euo pipefail
 
-out=$1 header=$2 kernel_headers=$3 cc=$4 bindgen=$5
-shift 5
+out=$1 header=$2 kernel_headers=$3
+shift 3
+read -ra cc <<<"${COMPAT_CC:?}"
+read -ra bindgen <<<"${COMPAT_BINDGEN:?}"
 args=() ccflags=() bgflags=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
 shift
@@ -32,17 +36,28 @@ done
 shift
 bgflags=("$@")
 
-# headers FILE: every header a C file that includes FILE reads, a path a
-# line, as the preprocessor found it.
+export LC_ALL=C
+
+# headers FILE LIST: write to LIST every header a C file that includes
+# FILE reads, a path a line, as the preprocessor found it; fail if the
+# preprocessor fails or finds none.
 headers() {
-	"$cc" "${ccflags[@]}" -M -MG -x c "$1" |
-		sed -e 's/^[^:]*://' -e 's/\\$//' | tr ' ' '\n' | grep '\.h$' | sort -u
+	local deps
+	deps=$("${cc[@]}" "${ccflags[@]}" -M -MG -x c "$1") || {
+		echo "compat_bindgen.sh: cannot list the headers of $1" >&2
+		return 1
+	}
+	sed -e 's/^[^:]*://' -e 's/\\$//' <<<"$deps" | tr ' ' '\n' | grep '\.h$' |
+		sort -u > "$2" || { echo "compat_bindgen.sh: $1 includes no header" >&2; return 1; }
 }
 
 # The headers only ours include, as a regular expression of their paths.
-allow=$(comm -23 <(headers "$header") <(headers "$kernel_headers") |
-	sed -e 's/[].[\\*^$+?(){}|]/\\&/g' | paste -sd'|')
+headers "$header" "$out.ours"
+headers "$kernel_headers" "$out.kernel"
+allow=$(comm -23 "$out.ours" "$out.kernel" | sed -e 's/[].[\\*^$+?(){}|]/\\&/g' |
+	paste -sd'|')
+rm -f "$out.ours" "$out.kernel"
 [ -n "$allow" ] || { echo "compat_bindgen.sh: $header adds no header" >&2; exit 1; }
 
-"$bindgen" "$header" "${args[@]}" --no-recursive-allowlist --allowlist-file "^($allow)\$" \
+"${bindgen[@]}" "$header" "${args[@]}" --no-recursive-allowlist --allowlist-file "^($allow)\$" \
 	-o "$out" -- "${bgflags[@]}"

@@ -73,4 +73,10 @@
 #include <net/netlink.h>
 #include <trace/events/rust_sample.h>
 #include <../../drivers/base/base.h>
+#if defined(CONFIG_DRM_PANIC_SCREEN_QR_CODE)
 #include <drm/drm_panic.h>
+#endif
+#if IS_ENABLED(CONFIG_GPU_BUDDY)
+#endif
+#if IS_ENABLED(CONFIG_ANDROID_BINDER_IPC_RUST)
+#endif

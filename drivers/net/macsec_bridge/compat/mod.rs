@@ -23,6 +23,7 @@ pub fn gfp(flags: kernel::alloc::Flags) -> u32 {
 pub mod net {
     pub use kernel::net::*;
     pub mod device;
+    #[cfg(CONFIG_MACSEC)]
     pub mod macsec;
     pub mod namespace;
     pub mod netlink;

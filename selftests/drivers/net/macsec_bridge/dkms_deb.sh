@@ -45,6 +45,8 @@ ktap_print_header
 ktap_set_plan 8
 
 rmmod macsec_bridge 2>/dev/null
+# Whatever loads below is what the package built.
+[ ! -e /sys/module/macsec_bridge ] || bed_broken "macsec_bridge is loaded and cannot be unloaded"
 # Installed before the kernel's headers, as on a machine that gets them
 # later: the package's postinst adds the module to DKMS and builds nothing.
 check "dpkg -i installs macsec-bridge-dkms $ver (no headers yet)" dpkg -i "$DEB"
