@@ -415,7 +415,7 @@ test_stock() {
 		      cat "$(find "$dkms_log" -name make.log | head -1)" 2>/dev/null)
 		echo "$out"
 		rm -rf "$bad"
-		! find "$log/$1-dkms/tree" -name 'macsec_bridge.ko*' | grep -q . &&
+		[ -z "$(find "$log/$1-dkms/tree" -name 'macsec_bridge.ko*')" ] &&
 		grep -qF -- "$want" <<<"$out"
 	}
 	run "dkms refuses a kernel without CONFIG_RUST (BUILD_EXCLUSIVE_CONFIG)" \
@@ -431,8 +431,8 @@ test_stock() {
 		modsrc "$d/src"
 		cp -r "$top/dkms.conf" "$top/debian" "$d/src/"
 		(cd "$d/src" && dpkg-buildpackage -b -us -uc) || return 1
-		deb=$(ls "$d"/macsec-bridge-dkms_*_all.deb) && dpkg-deb -c "$deb" &&
-		dpkg-deb -c "$deb" | grep -q '/usr/src/macsec_bridge-.*/dkms.conf$'
+		deb=$(ls "$d"/macsec-bridge-dkms_*_all.deb) && dpkg-deb -c "$deb" > "$d/contents" &&
+		cat "$d/contents" && grep -q '/usr/src/macsec_bridge-.*/dkms.conf$' "$d/contents"
 	}
 	deb=
 	run "debian package builds (dpkg-buildpackage, dh-dkms)" deb_build
