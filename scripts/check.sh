@@ -83,6 +83,13 @@ run() {
 	result "$name" $? "$out"
 }
 
+# kmake ARGS...: make with the pinned toolchain, for the kernel and
+# modules built against it.
+kmake() {
+	make ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN" \
+		RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" "$@"
+}
+
 # modsrc DIR: the module's source, a scratch copy so that concurrent
 # builds never collide.
 modsrc() {
@@ -223,11 +230,6 @@ test_kernel() {
 			(cd "$kdir" && "$RUSTFMT" --check --edition 2021 --config-path .rustfmt.toml "${files[@]}")
 	}
 	run "rust/ changes: rustfmt clean (kernel .rustfmt.toml)" rustfmt_rust
-
-	kmake() {
-		make ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN" \
-			RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" "$@"
-	}
 
 	# Test modules the kselftests load (abstraction tests driven from user
 	# space), written against the series' own kernel crate when it has them.
@@ -385,9 +387,7 @@ test_stock() {
 	}
 	clippy_stock() {
 		modsrc "$log/clippy"
-		make ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" BINDGEN="$BINDGEN" \
-			CLIPPY_DRIVER="$CLIPPY_DRIVER" -C "$hdr" M="$log/clippy" CLIPPY=1 \
-			MACSEC_BRIDGE_COMPAT=y modules 2>&1 || return 1
+		kmake -C "$hdr" M="$log/clippy" CLIPPY=1 MACSEC_BRIDGE_COMPAT=y modules 2>&1 || return 1
 	}
 	out=$log/clippy.log
 	clippy_stock >"$out" 2>&1 && ! grep -E '(warning|error)(\[|:)' "$out"
