@@ -241,3 +241,16 @@ impl Cache {
             .collect()
     }
 }
+
+/// The ifindex of the device `name` in the calling thread's namespace.
+pub fn ifindex(name: &str) -> Result<u32> {
+    let c = std::ffi::CString::new(name).map_err(|_| anyhow::anyhow!("{name:?}: not a name"))?;
+    // SAFETY: `c` is a NUL-terminated string that outlives the call.
+    match unsafe { libc::if_nametoindex(c.as_ptr()) } {
+        0 => Err(anyhow::anyhow!(
+            "{name}: {}",
+            std::io::Error::last_os_error()
+        )),
+        i => Ok(i),
+    }
+}

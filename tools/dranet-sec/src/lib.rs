@@ -3,6 +3,7 @@
 //! attributes, and placement of claims by CEL selectors on them.
 
 pub mod attrs;
+pub mod audit;
 pub mod discover;
 pub mod docs;
 pub mod genl;
@@ -11,5 +12,6 @@ pub mod rules;
 pub mod slice;
 pub mod state;
 pub mod taint;
+pub mod tap;
 pub mod watch;
 pub mod webhook;

@@ -1,0 +1,189 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `dranet-sec audit`: its tcx program on the wire, judged by what crossed
+# it, and its verdicts judged against what the ports advertise.
+#
+# 1. Classes. Crafted frames of every class, malformed ones among them,
+#    sent with a packet socket on a quiet veth: each is counted exactly as
+#    what it is, nothing else is counted, and the capture holds exactly
+#    those frames, outbound, their first 192 bytes byte for byte.
+#    audit_wire.py builds the frames and reads the capture with a
+#    classifier of its own.
+# 2. Verified. Two pods, each with its own RXE on a software MACsec netdev
+#    over a veth wire: rping runs, and pod A's wire says `verified` for its
+#    port. The capture has SecTAG'ed frames with the E bit and no RoCE in
+#    the clear.
+# 3. Plaintext on the wire. netdevsim's `offload mac` with an active SA:
+#    the port advertises offload-mac, yet netdevsim encrypts nothing. The
+#    audit says `plaintext-on-wire` for that port, flags the contradiction
+#    and exits 1; the capture shows the connection request's BTH in the
+#    clear, to the GSI QP (1).
+set -u
+. "$(dirname "$0")/lib.sh"
+
+BIN=${DRANET_SEC:-}
+PY=/usr/bin/python3
+WIRE=$(dirname "$0")/audit_wire.py
+KEY_A=0123456789abcdef0123456789abcdef
+KEY_B=fedcba9876543210fedcba9876543210
+D=$(mktemp -d)
+AUDIT=
+
+cleanup() {
+	[ -n "$AUDIT" ] && kill "$AUDIT" 2>/dev/null
+	[ -n "${SRV:-}" ] && kill "$SRV" 2>/dev/null
+	ip netns exec "${pa:-none}" rdma link del mb_aud_rxea 2>/dev/null
+	ip netns exec "${pb:-none}" rdma link del mb_aud_rxeb 2>/dev/null
+	ip netns exec "${pn:-none}" rdma link del mb_aud_rxen 2>/dev/null
+	cleanup_ns
+	nsim_del_all
+	rmmod macsec_bridge 2>/dev/null
+	rm -rf "$D"
+}
+on_exit cleanup
+
+require_root
+require_cmd ip rdma rping
+require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
+require_ko "$BIN" "dranet-sec binary (DRANET_SEC)"
+[ -x "$PY" ] || bed_broken "$PY not installed"
+# /proc/sys/kernel/unprivileged_bpf_disabled exists iff bpf() does.
+if [ ! -e /proc/sys/kernel/unprivileged_bpf_disabled ]; then
+	ktap_skip_all "the kernel has no bpf() (CONFIG_BPF_SYSCALL)"
+	exit "$KSFT_SKIP"
+fi
+require_pod_rxe
+nsim_require
+insmod_bridge "$MODULE_KO" || bed_broken "cannot load the module"
+setup_ns pq pa pb pn || ns_broken pq pa pb pn
+
+# audit_start NS DEV NAME: `audit --json --pcap` on DEV in NS, output in
+# $D/NAME.{json,err,pcap}; returns once the program is attached.
+audit_start() {
+	ip netns exec "$1" "$BIN" audit --json --pcap "$D/$3.pcap" "$2" \
+		>"$D/$3.json" 2>"$D/$3.err" &
+	AUDIT=$!
+	wait_for 600 grep -q "audit: on $2 " "$D/$3.err" ||
+		{ sed 's/^/# /' "$D/$3.err"; return 1; }
+}
+# audit_stop: SIGINT, then its status (0: no port contradicted).
+audit_stop() {
+	local rc
+	kill -INT "$AUDIT"
+	wait "$AUDIT"
+	rc=$?
+	AUDIT=
+	return $rc
+}
+# q JSON-FILE PYTHON-EXPRESSION: the expression's value, with the file's
+# document as `r`; "ERROR" if it cannot be had.
+q() {
+	"$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+try:
+    v = eval(sys.argv[2])
+except Exception as e:
+    v = "ERROR: %r" % e
+print(json.dumps(v, sort_keys=True) if not isinstance(v, str) else v)' "$1" "$2"
+}
+# same WHAT GOT WANT: one KTAP line, with both on a mismatch.
+same() {
+	if [ "$2" = "$3" ]; then
+		ktap_test_pass "$1"
+	else
+		ktap_test_fail "$1"
+		echo "#   got:  $2"
+		echo "#   want: $3"
+	fi
+}
+
+ktap_print_header
+ktap_set_plan 19
+
+# 1. Classes, on a wire with nothing else on it.
+ip netns exec "$pq" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ip -n "$pq" link add qa type veth peer name qb &&
+	ip -n "$pq" link set qa up && ip -n "$pq" link set qb up ||
+	bed_broken "a veth pair in a namespace"
+check "audit attaches to both directions of a veth" audit_start "$pq" qa classes
+ip netns exec "$pq" "$PY" "$WIRE" send qa >"$D/sent.json"
+check "audit exits 0 with no port on the wire" audit_stop
+same "every crafted frame counted in its class, egress" \
+	"$(q "$D/classes.json" '[d["egress"] for d in r["devices"] if d["device"] == "qa"]')" \
+	"$(q "$D/sent.json" '[r["counts"]]')"
+same "nothing counted on ingress" \
+	"$(q "$D/classes.json" 'sorted(set(r["devices"][0]["ingress"].values()))')" "[0]"
+"$PY" "$WIRE" read "$D/classes.pcap" >"$D/classes.cap" 2>&1
+same "capture: one interface, qa" "$(q "$D/classes.cap" 'r["interfaces"]')" '["qa"]'
+# The program keeps the first 192 bytes of a frame.
+same "capture: the frames sent, in order, outbound, their first 192 bytes" \
+	"$(q "$D/classes.cap" '[(f["dir"], f["len"], f["data"]) for f in r["frames"]]')" \
+	"$(q "$D/sent.json" '[("out", len(f) // 2, f[:384]) for f in r["frames"]]')"
+same "capture and counters agree, class by class" \
+	"$(q "$D/classes.cap" 'sorted(f["class"] for f in r["frames"])')" \
+	"$(q "$D/sent.json" 'sorted(k for k, n in r["counts"].items() for _ in range(n))')"
+
+# 2. Two pods over software MACsec: RoCE crosses the wire encrypted.
+ip link add va netns "$pa" type veth peer name vb netns "$pb"
+mac_a=$(ip netns exec "$pa" cat /sys/class/net/va/address)
+mac_b=$(ip netns exec "$pb" cat /sys/class/net/vb/address)
+sw_macsec_pod "$pa" va maca 10.1.0.1 "$KEY_A" "$mac_b" "$KEY_B" &&
+	sw_macsec_pod "$pb" vb macb 10.1.0.2 "$KEY_B" "$mac_a" "$KEY_A" &&
+	ip netns exec "$pa" rdma link add mb_aud_rxea type rxe netdev maca &&
+	ip netns exec "$pb" rdma link add mb_aud_rxeb type rxe netdev macb ||
+	bed_broken "two pods with RXE on software MACsec"
+check "audit attaches to pod A's wire" audit_start "$pa" va pods
+ip netns exec "$pb" timeout 120 rping -s -a 10.1.0.2 -C 10 >/dev/null 2>&1 &
+SRV=$!
+rping_client() {
+	local end=$((SECONDS + 60))
+	until ip netns exec "$pa" timeout 20 rping -c -a 10.1.0.2 -C 10 >/dev/null 2>&1; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.5
+	done
+}
+check "rping: 10 round trips from pod A to pod B" rping_client
+wait "$SRV"
+SRV=
+check "audit exits 0: no port contradicted" audit_stop
+same "pod A's port: its wire, and verified" \
+	"$(q "$D/pods.json" '[(p["ifname"], p["relation"], p["wire"], p["verdict"], p["contradicts"]) for p in r["ports"]]')" \
+	'[["maca", "self", "va", "verified", false]]'
+same "the wire: encrypted frames both ways, no RoCE outside them, none malformed" \
+	"$(q "$D/pods.json" '[(d[k]["macsec-encrypted"] > 20, d[k]["roce"], d[k]["macsec-integrity-roce"], d[k]["malformed"]) for d in r["devices"] for k in ("egress", "ingress")]')" \
+	'[[true, 0, 0, 0], [true, 0, 0, 0]]'
+"$PY" "$WIRE" read "$D/pods.pcap" >"$D/pods.cap" 2>&1
+same "capture: SecTAG'ed frames with E both ways, and no cleartext BTH" \
+	"$(q "$D/pods.cap" '(len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["e"] and f["dir"] == "out"]) > 20, len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["dir"] == "in"]) > 20, [f for f in r["frames"] if "dqpn" in f])')" \
+	'[true, true, []]'
+
+# 3. netdevsim's offload: advertised, yet RoCE leaves in the clear.
+nsim_pair "$pn" || bed_broken "a linked pair of netdevsim ports"
+ip -n "$pn" link add link "$NSIM_A" macn type macsec port 4 encrypt on offload mac &&
+	ip -n "$pn" macsec add macn tx sa 0 pn 1 on key 01 "$MB_KEY" &&
+	ip -n "$pn" addr add 10.3.0.1/24 dev macn &&
+	ip -n "$pn" link set macn up &&
+	ip -n "$pn" neigh add 10.3.0.2 lladdr 02:00:00:00:03:02 dev macn nud permanent &&
+	ip netns exec "$pn" rdma link add mb_aud_rxen type rxe netdev macn ||
+	bed_broken "RXE on an offloaded MACsec netdev over netdevsim"
+ip netns exec "$pn" "$BIN" status --json >"$D/status.json"
+same "the port advertises offload-mac" \
+	"$(q "$D/status.json" '[(p["ifname"], p["protection"], p["relation"]) for p in r]')" \
+	'[["macn", "offload-mac", "self"]]'
+check "audit attaches to the netdevsim wire" audit_start "$pn" "$NSIM_A" nsim
+# Nobody answers: the connection request and its retries are enough.
+ip netns exec "$pn" timeout 10 rping -c -a 10.3.0.2 -C 1 >/dev/null 2>&1
+check_fail "audit exits 1: a port is contradicted" audit_stop
+same "the port: plaintext-on-wire, contradicting offload-mac" \
+	"$(q "$D/nsim.json" '[(p["ifname"], p["protection"], p["wire"], p["verdict"], p["contradicts"]) for p in r["ports"]]')" \
+	"[[\"macn\", \"offload-mac\", \"$NSIM_A\", \"plaintext-on-wire\", true]]"
+same "the wire: RoCE in the clear on egress, no MACsec frame" \
+	"$(q "$D/nsim.json" '[(d["egress"]["roce"] > 0, d["egress"]["macsec-encrypted"], d["egress"]["macsec-integrity-roce"]) for d in r["devices"]]')" \
+	'[[true, 0, 0]]'
+"$PY" "$WIRE" read "$D/nsim.pcap" >"$D/nsim.cap" 2>&1
+same "capture: the connection request's BTH in the clear, to QP 1" \
+	"$(q "$D/nsim.cap" 'sorted(set((f["dir"], f["dqpn"]) for f in r["frames"] if "dqpn" in f))')" \
+	'[["out", 1]]'
+
+ktap_finished
