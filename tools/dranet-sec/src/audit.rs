@@ -12,7 +12,7 @@
 //! port's wire, and the capture file.
 
 use crate::state::PortState;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -48,7 +48,7 @@ pub enum Dir {
 }
 
 /// What the frames seen on a wire say about the RoCE traffic on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// RoCE was seen in the clear (in either direction).
@@ -99,31 +99,56 @@ pub fn contradicts(port: &PortState, v: Verdict) -> bool {
 /// Which device carries a port's frames onto the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Wire {
-    /// A device of this namespace, by ifindex.
-    Here(u32),
-    /// Not known from here, and why.
+    /// The device of this ifindex, in the namespace of this id as the
+    /// reader knows it (`None`: the reader's own).
+    At(Option<i32>, u32),
+    /// Not known, and why.
     Unknown(String),
 }
 
-/// The wire of `port`, with `iflink(ifindex)` giving a device's link (for
-/// a MACsec netdev: its real device), in the reader's namespace:
+/// The wire of `port`, with `iflink(nsid, ifindex)` giving a device's link
+/// (for a MACsec netdev: its real device) in the namespace of that id
+/// (`None`: the reader's own), if it can be had:
 /// - `self`: the port is the MACsec netdev; its real device is the wire.
 /// - `upper`, or no SecY: the port is the real device itself.
-/// - `bound`: the DPU's uplink, the SecY's real device in the DPU's
-///   namespace, which this reader does not see.
-pub fn wire_of(port: &PortState, iflink: impl Fn(u32) -> Option<u32>) -> Wire {
+/// - `bound`: the DPU's uplink, the real device of the SecY, in the
+///   SecY's namespace.
+pub fn wire_of(port: &PortState, iflink: impl Fn(Option<i32>, u32) -> Option<u32>) -> Wire {
+    let real = |ns: Option<i32>, ix: u32| match iflink(ns, ix) {
+        Some(l) if l != ix => Some(l),
+        _ => None,
+    };
     match port.relation.as_deref() {
-        Some("self") => match iflink(port.ifindex) {
-            Some(l) if l != port.ifindex => Wire::Here(l),
-            _ => Wire::Unknown(format!("the real device of {} is not known", port.ifname)),
+        Some("self") => match real(None, port.ifindex) {
+            Some(l) => Wire::At(None, l),
+            None => Wire::Unknown(format!("the real device of {} is not known", port.ifname)),
         },
-        Some("bound") => Wire::Unknown(
-            "a bound port's wire is the DPU's uplink, in the SecY's namespace: \
-             audit it there"
-                .to_string(),
-        ),
-        _ => Wire::Here(port.ifindex),
+        Some("bound") => match port.secy_ifindex {
+            None => Wire::Unknown("the binding is stale: its SecY is gone".to_string()),
+            Some(s) => match real(port.secy_netnsid, s) {
+                Some(l) => Wire::At(port.secy_netnsid, l),
+                None => Wire::Unknown(format!(
+                    "the real device of its SecY (ifindex {s}{}) is not known: audit the \
+                     DPU's uplink as NETNS:IFNAME",
+                    port.secy_netnsid
+                        .map_or(String::new(), |n| format!(", nsid {n}"))
+                )),
+            },
+        },
+        _ => Wire::At(None, port.ifindex),
     }
+}
+
+/// An audited device: its name as given, the id of its namespace as the
+/// reader knows it (`None`: the reader's own), its ifindex there, and its
+/// counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Audited {
+    pub name: String,
+    pub nsid: Option<i32>,
+    pub ifindex: u32,
+    pub ingress: Counts,
+    pub egress: Counts,
 }
 
 /// One audited device's counters.
@@ -171,44 +196,46 @@ fn named(c: &Counts) -> BTreeMap<&'static str, u64> {
 }
 
 /// The report: each device's counters and verdict, and each port's
-/// verdict from its wire's counters. `devices` are (name, ifindex,
-/// ingress, egress); `iflink` as for [`wire_of`].
+/// verdict from its wire's counters; `iflink` as for [`wire_of`].
 pub fn report(
-    devices: &[(String, u32, Counts, Counts)],
+    devices: &[Audited],
     ports: &[PortState],
-    iflink: impl Fn(u32) -> Option<u32>,
+    iflink: impl Fn(Option<i32>, u32) -> Option<u32>,
 ) -> Report {
     let mut r = Report::default();
-    let by_index: BTreeMap<u32, &(String, u32, Counts, Counts)> =
-        devices.iter().map(|d| (d.1, d)).collect();
-    for (name, ix, ing, eg) in devices {
+    let by_index: BTreeMap<(Option<i32>, u32), &Audited> =
+        devices.iter().map(|d| ((d.nsid, d.ifindex), d)).collect();
+    for d in devices {
         r.devices.push(DeviceReport {
-            device: name.clone(),
-            ifindex: *ix,
-            ingress: named(ing),
-            egress: named(eg),
-            verdict: Some(verdict(ing, eg)),
+            device: d.name.clone(),
+            ifindex: d.ifindex,
+            ingress: named(&d.ingress),
+            egress: named(&d.egress),
+            verdict: Some(verdict(&d.ingress, &d.egress)),
         });
     }
     for p in ports {
         match wire_of(p, &iflink) {
-            Wire::Here(w) => match by_index.get(&w) {
-                Some((name, _, ing, eg)) => {
-                    let v = verdict(ing, eg);
+            Wire::At(ns, w) => match by_index.get(&(ns, w)) {
+                Some(d) => {
+                    let v = verdict(&d.ingress, &d.egress);
                     r.ports.push(PortReport {
                         ifname: p.ifname.clone(),
                         ifindex: p.ifindex,
                         protection: p.protection.clone(),
                         reason: p.reason.clone(),
                         relation: p.relation.clone(),
-                        wire: name.clone(),
+                        wire: d.name.clone(),
                         verdict: v,
                         contradicts: contradicts(p, v),
                     });
                 }
                 None => r.unaudited.push(Unaudited {
                     ifname: p.ifname.clone(),
-                    why: format!("its wire (ifindex {w}) was not audited"),
+                    why: format!(
+                        "its wire (ifindex {w}{}) was not audited",
+                        ns.map_or(String::new(), |n| format!(", nsid {n}"))
+                    ),
                 }),
             },
             Wire::Unknown(why) => r.unaudited.push(Unaudited {
@@ -218,6 +245,22 @@ pub fn report(
         }
     }
     r
+}
+
+/// The verdict of each port in an audit report (`audit --json`), by
+/// interface name: what `slice --audit` publishes.
+pub fn port_verdicts(report: &str) -> anyhow::Result<BTreeMap<String, Verdict>> {
+    #[derive(Deserialize)]
+    struct Port {
+        ifname: String,
+        verdict: Verdict,
+    }
+    #[derive(Deserialize)]
+    struct Doc {
+        ports: Vec<Port>,
+    }
+    let d: Doc = serde_json::from_str(report)?;
+    Ok(d.ports.into_iter().map(|p| (p.ifname, p.verdict)).collect())
 }
 
 /// A capture in pcapng (what Wireshark and tcpdump open): one interface
@@ -408,48 +451,79 @@ mod tests {
         }
     }
 
+    fn bound(ifindex: u32, secy: Option<u32>, nsid: Option<i32>) -> PortState {
+        PortState {
+            secy_ifindex: secy,
+            secy_netnsid: nsid,
+            ..port(ifindex, "offload-mac", Some("bound"))
+        }
+    }
+
+    /// Links: here 7 -> 3 and 8 -> 8; in namespace 2, 9 -> 4 (the DPU's
+    /// SecY on its uplink).
+    fn link(ns: Option<i32>, i: u32) -> Option<u32> {
+        match (ns, i) {
+            (None, 7) => Some(3),
+            (None, 8) => Some(8),
+            (Some(2), 9) => Some(4),
+            _ => None,
+        }
+    }
+
     #[test]
     fn a_ports_wire() {
-        let link = |i: u32| match i {
-            7 => Some(3),
-            8 => Some(8),
-            _ => None,
+        let unknown = |p: &PortState| match wire_of(p, link) {
+            Wire::Unknown(why) => why,
+            w => panic!("{w:?}"),
         };
-        assert_eq!(wire_of(&port(7, "none", Some("self")), link), Wire::Here(3));
+        assert_eq!(
+            wire_of(&port(7, "none", Some("self")), link),
+            Wire::At(None, 3)
+        );
         // A MACsec netdev is never its own link: that would be no link.
-        assert!(matches!(
-            wire_of(&port(8, "none", Some("self")), link),
-            Wire::Unknown(_)
-        ));
-        assert!(matches!(
-            wire_of(&port(9, "none", Some("self")), link),
-            Wire::Unknown(_)
-        ));
+        unknown(&port(8, "none", Some("self")));
+        unknown(&port(9, "none", Some("self")));
         assert_eq!(
             wire_of(&port(5, "none", Some("upper")), link),
-            Wire::Here(5)
+            Wire::At(None, 5)
         );
-        assert_eq!(wire_of(&port(5, "none", None), link), Wire::Here(5));
-        assert!(matches!(
-            wire_of(&port(5, "none", Some("bound")), link),
-            Wire::Unknown(_)
-        ));
+        assert_eq!(wire_of(&port(5, "none", None), link), Wire::At(None, 5));
+        // A bound port's wire is its SecY's real device, in the SecY's
+        // namespace, or here.
+        assert_eq!(
+            wire_of(&bound(5, Some(9), Some(2)), link),
+            Wire::At(Some(2), 4)
+        );
+        assert_eq!(wire_of(&bound(5, Some(7), None), link), Wire::At(None, 3));
+        assert!(unknown(&bound(5, Some(9), Some(3))).contains("nsid 3"));
+        unknown(&bound(5, Some(9), None));
+        assert!(unknown(&bound(5, None, None)).contains("stale"));
     }
 
     #[test]
     fn report_joins_ports_with_their_wires() {
+        let dev = |name: &str, nsid, ifindex, ingress, egress| Audited {
+            name: name.to_string(),
+            nsid,
+            ifindex,
+            ingress,
+            egress,
+        };
         let devices = vec![
-            (
-                "va".to_string(),
+            dev(
+                "va",
+                None,
                 3,
                 counts(&[(MACSEC_ENC, 4)]),
                 counts(&[(MACSEC_ENC, 6)]),
             ),
-            (
-                "eni0".to_string(),
+            dev("eni0", None, 4, Counts::default(), counts(&[(ROCE, 2)])),
+            dev(
+                "dpu:up0",
+                Some(2),
                 4,
                 Counts::default(),
-                counts(&[(ROCE, 2)]),
+                counts(&[(MACSEC_ROCE, 1)]),
             ),
         ];
         let ports = vec![
@@ -457,15 +531,17 @@ mod tests {
             port(9, "offload-mac", Some("self")),
             port(4, "none", Some("upper")),
             port(11, "none", None),
-            port(12, "none", Some("bound")),
+            bound(12, None, None),
+            bound(13, Some(9), Some(2)),
         ];
-        let link = |i: u32| match i {
-            7 => Some(3),
-            9 => Some(4),
+        let link = |ns: Option<i32>, i: u32| match (ns, i) {
+            (None, 7) => Some(3),
+            (None, 9) => Some(4),
+            (Some(2), 9) => Some(4),
             _ => None,
         };
         let r = report(&devices, &ports, link);
-        assert_eq!(r.devices.len(), 2);
+        assert_eq!(r.devices.len(), 3);
         assert_eq!(r.devices[0].egress["macsec-encrypted"], 6);
         assert_eq!(r.devices[0].verdict, Some(Verdict::Verified));
         assert_eq!(r.devices[1].verdict, Some(Verdict::PlaintextOnWire));
@@ -480,6 +556,7 @@ mod tests {
                 ("p7", "va", Verdict::Verified, false),
                 ("p9", "eni0", Verdict::PlaintextOnWire, true),
                 ("p4", "eni0", Verdict::PlaintextOnWire, false),
+                ("p13", "dpu:up0", Verdict::IntegrityOnly, true),
             ]
         );
         let un: Vec<_> = r.unaudited.iter().map(|u| u.ifname.as_str()).collect();
@@ -539,6 +616,26 @@ mod tests {
             o += len;
         }
         (names, pkts)
+    }
+
+    #[test]
+    fn a_report_gives_each_ports_verdict() {
+        let devices = vec![Audited {
+            name: "eni0".to_string(),
+            ifindex: 4,
+            egress: counts(&[(ROCE, 2)]),
+            ..Default::default()
+        }];
+        let ports = vec![port(4, "none", Some("upper")), port(5, "none", None)];
+        let r = report(&devices, &ports, |_, _| None);
+        let text = serde_json::to_string(&r).unwrap();
+        let v = port_verdicts(&text).unwrap();
+        assert_eq!(
+            v.into_iter().collect::<Vec<_>>(),
+            [("p4".to_string(), Verdict::PlaintextOnWire)]
+        );
+        assert!(port_verdicts("{}").is_err());
+        assert!(port_verdicts(r#"{"ports": [{"ifname": "a", "verdict": "fine"}]}"#).is_err());
     }
 
     #[test]

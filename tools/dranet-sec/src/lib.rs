@@ -8,6 +8,7 @@ pub mod discover;
 pub mod docs;
 pub mod genl;
 pub mod place;
+pub mod rtnl;
 pub mod rules;
 pub mod slice;
 pub mod state;

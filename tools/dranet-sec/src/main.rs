@@ -50,6 +50,11 @@ enum Cmd {
         /// a burst taken as one change (JSON: one document per line).
         #[arg(long)]
         watch: bool,
+        /// An audit report (`audit --json`): each audited port gets
+        /// `macsecWireVerified`, and a port that claims protection its
+        /// wire denies gets the taint, the verdict its value.
+        #[arg(long, value_name = "FILE")]
+        audit: Option<PathBuf>,
     },
     /// Binds an RDMA port to a SecY, possibly in another network namespace
     /// (a DPU's): the port then advertises what that SecY protects.
@@ -316,27 +321,9 @@ fn netns_file(spec: &str) -> Result<std::fs::File> {
     std::fs::File::open(&path).with_context(|| format!("network namespace {spec:?} ({path})"))
 }
 
-/// The ifindex of `name` in the network namespace `ns`, looked up from a
-/// thread that enters it (setns() moves only the calling thread).
+/// The ifindex of `name` in the network namespace `ns`.
 fn ifindex_in(ns: &std::fs::File, name: &str) -> Result<u32> {
-    use std::os::fd::AsRawFd as _;
-    let fd = ns.as_raw_fd();
-    let name = name.to_string();
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            // SAFETY: `fd` is an open file descriptor for as long as `ns`
-            // lives, which outlives this scoped thread.
-            if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } != 0 {
-                anyhow::bail!(
-                    "entering the namespace: {}",
-                    std::io::Error::last_os_error()
-                );
-            }
-            ifindex(&name)
-        })
-        .join()
-        .map_err(|_| anyhow::anyhow!("lookup thread panicked"))?
-    })
+    in_netns(Some(ns), || ifindex(name))
 }
 
 fn run_bind(port: &str, secy: &str, netns: Option<&str>) -> Result<bool> {
@@ -604,6 +591,32 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
         .wrapping_add(ts.tv_nsec as u64)
 }
 
+/// `f` run on a thread in the network namespace of the file `ns`
+/// (setns() moves only the calling thread), or here.
+fn in_netns<T: Send>(
+    ns: Option<&std::fs::File>,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T> {
+    use std::os::fd::AsRawFd as _;
+    let Some(ns) = ns else { return f() };
+    let fd = ns.as_raw_fd();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            // SAFETY: `fd` is an open file descriptor for as long as `ns`
+            // lives, which outlives this scoped thread.
+            if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } != 0 {
+                anyhow::bail!(
+                    "entering the namespace: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+            f()
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("namespace thread panicked"))?
+    })
+}
+
 fn run_audit(
     devices: &[String],
     duration: Option<u64>,
@@ -611,12 +624,20 @@ fn run_audit(
     json: bool,
 ) -> Result<bool> {
     use audit::Dir;
+    use std::os::fd::AsRawFd as _;
     use std::time::{Duration, Instant};
-    let mut taps = devices
-        .iter()
-        .map(|d| dranet_sec::tap::Tap::attach(d))
-        .collect::<Result<Vec<_>>>()?;
-    let names: Vec<String> = taps.iter().map(|t| t.name.clone()).collect();
+    // NETNS:IFNAME or IFNAME (an interface name has no `:`).
+    let mut taps = Vec::new();
+    for spec in devices {
+        let (ns, ifname) = match spec.rsplit_once(':') {
+            Some((ns, ifname)) => (Some(netns_file(ns)?), ifname),
+            None => (None, spec.as_str()),
+        };
+        let tap = in_netns(ns.as_ref(), || dranet_sec::tap::Tap::attach(ifname))
+            .with_context(|| spec.clone())?;
+        taps.push((spec.clone(), ns, tap));
+    }
+    let names: Vec<String> = taps.iter().map(|t| t.0.clone()).collect();
     let mut cap = pcap
         .map(|p| -> Result<_> {
             let f = std::fs::File::create(p).with_context(|| format!("{}", p.display()))?;
@@ -646,7 +667,7 @@ fn run_audit(
         // counted until then.
         let last = STOP.load(std::sync::atomic::Ordering::Relaxed)
             || end.is_some_and(|e| Instant::now() >= e);
-        for (i, t) in taps.iter_mut().enumerate() {
+        for (i, (_, _, t)) in taps.iter_mut().enumerate() {
             t.drain(|b| {
                 if let (Some(c), Some((ts, len, dir, _, data))) =
                     (cap.as_mut(), audit::parse_sample(b))
@@ -661,21 +682,21 @@ fn run_audit(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let counted = taps
-        .iter()
-        .map(|t| {
-            Ok((
-                t.name.clone(),
-                t.ifindex,
-                t.counts(Dir::Ingress)?,
-                t.counts(Dir::Egress)?,
-            ))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    drop(taps);
+    let mut counted = Vec::new();
+    for (name, _, t) in &taps {
+        counted.push(audit::Audited {
+            name: name.clone(),
+            nsid: None,
+            ifindex: t.ifindex,
+            ingress: t.counts(Dir::Ingress)?,
+            egress: t.counts(Dir::Egress)?,
+        });
+    }
+    let namespaces: Vec<Option<std::fs::File>> = taps.into_iter().map(|(_, ns, _)| ns).collect();
     if let Some(c) = cap {
         c.finish()?;
     }
+    // The dump first: it gives the SecYs' namespaces their ids here.
     let ports = match genl::Client::connect().and_then(|mut c| c.dump()) {
         Ok(p) => p,
         Err(e) => {
@@ -683,17 +704,26 @@ fn run_audit(
             Vec::new()
         }
     };
-    let names: std::collections::BTreeMap<u32, &str> = ports
-        .iter()
-        .map(|p| (p.ifindex, p.ifname.as_str()))
-        .collect();
-    let iflink = |ix: u32| -> Option<u32> {
-        let name = names.get(&ix)?;
-        std::fs::read_to_string(format!("/sys/class/net/{name}/iflink"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+    for (d, ns) in counted.iter_mut().zip(&namespaces) {
+        if let Some(f) = ns {
+            d.nsid = dranet_sec::rtnl::nsid(f.as_raw_fd())
+                .with_context(|| format!("the id of {}'s namespace", d.name))?;
+        }
+    }
+    let nsids: Vec<Option<i32>> = counted.iter().map(|d| d.nsid).collect();
+    let iflink = |nsid: Option<i32>, ix: u32| -> Option<u32> {
+        let ns = match nsid {
+            None => None,
+            Some(n) => Some(
+                nsids
+                    .iter()
+                    .zip(&namespaces)
+                    .find(|(id, _)| **id == Some(n))?
+                    .1
+                    .as_ref()?,
+            ),
+        };
+        in_netns(ns, || dranet_sec::rtnl::iflink(ix)).ok().flatten()
     };
     let r = audit::report(&counted, &ports, iflink);
     if json {
@@ -756,16 +786,25 @@ fn main() -> ExitCode {
             node,
             output,
             watch,
-        } => {
-            let opts = slice::Options {
-                node: node.node,
-                driver: node.driver,
-                domain: node.domain,
-                generation: 1,
-                effect: node.taint_effect,
-            };
-            run_slice(opts, output, watch, &node.sysfs)
-        }
+            audit,
+        } => audit
+            .map(|f| -> Result<_> {
+                let text = std::fs::read_to_string(&f).with_context(|| f.display().to_string())?;
+                audit::port_verdicts(&text)
+                    .with_context(|| format!("{}: not an audit report", f.display()))
+            })
+            .transpose()
+            .and_then(|wire| {
+                let opts = slice::Options {
+                    node: node.node,
+                    driver: node.driver,
+                    domain: node.domain,
+                    generation: 1,
+                    effect: node.taint_effect,
+                    wire: wire.unwrap_or_default(),
+                };
+                run_slice(opts, output, watch, &node.sysfs)
+            }),
         Cmd::Bind { port, secy, netns } => run_bind(&port, &secy, netns.as_deref()),
         Cmd::Unbind { port } => run_unbind(&port),
         Cmd::TaintRules {

@@ -4,12 +4,13 @@
 //! slice holds a tainted device.
 
 use crate::attrs::{self, NetDev, MAX_DEVICES_PER_SLICE};
+use crate::audit::{self, Verdict};
 use crate::state::PortState;
 use crate::taint::{self, Effect, MAX_DEVICES_PER_TAINTED_SLICE, MAX_TAINTS_PER_DEVICE};
 use anyhow::{bail, Result};
 use k8s_openapi::api::resource::v1::{Device, ResourcePool, ResourceSlice, ResourceSliceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a slice is published as.
 #[derive(Clone, Debug)]
@@ -23,6 +24,8 @@ pub struct Options {
     pub generation: i64,
     /// The effect of the taint on an unprotected RDMA port.
     pub effect: Effect,
+    /// What the wire said of each port, by interface name (`audit`).
+    pub wire: BTreeMap<String, Verdict>,
 }
 
 /// RFC 4648 base32, lower case, without padding.
@@ -106,11 +109,24 @@ pub fn devices(
         let port = ports.get(dev.ifname.as_str()).copied();
         let mut a = attrs::dranet_attributes(&opts.driver, dev);
         a.extend(attrs::macsec_attributes(&opts.domain, port));
+        // What the wire said, for an audited port: `macsecWireVerified`,
+        // and, where the port claims protection the wire denies, the
+        // taint with the verdict as its reason.
+        let wire = port.and(opts.wire.get(dev.ifname.as_str()).copied());
+        if let Some(v) = wire {
+            a.insert(
+                format!("{}/macsecWireVerified", opts.domain),
+                attrs::bool_attr(v == Verdict::Verified),
+            );
+        }
         for w in attrs::fit(&mut a, &opts.domain) {
             warnings.push(format!("{name}: {w}"));
         }
-        let taints =
-            taint::reason(dev, port).map(|r| vec![taint::taint(&opts.domain, opts.effect, &r)]);
+        let reason = taint::reason(dev, port).or_else(|| match (port, wire) {
+            (Some(p), Some(v)) if audit::contradicts(p, v) => Some(v.as_str().to_string()),
+            _ => None,
+        });
+        let taints = reason.map(|r| vec![taint::taint(&opts.domain, opts.effect, &r)]);
         out.push(Device {
             name,
             attributes: Some(a),

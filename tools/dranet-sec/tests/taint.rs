@@ -278,3 +278,59 @@ fn the_inventory_is_within_the_limits() {
         assert!(slice::problems(s).is_empty(), "{:?}", slice::problems(s));
     }
 }
+
+/// `slice --audit`: an audited port gets `macsecWireVerified`; one that
+/// claims protection its wire denies is tainted with the verdict; a port
+/// the kernel already taints keeps the kernel's reason; devices that are no
+/// port, or were not audited, get nothing from the audit.
+#[test]
+fn the_wire_verdict_is_published_and_a_contradiction_tainted() {
+    use dranet_sec::audit::Verdict;
+    let wired = |verdicts: &[(&str, Verdict)]| Options {
+        wire: verdicts.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        ..opts("n1")
+    };
+    let verified = |d: &Device| {
+        d.attributes
+            .as_ref()
+            .unwrap()
+            .get(&format!("{DOMAIN}/macsecWireVerified"))
+            .map(|a| a.bool.unwrap())
+    };
+    // ens10 offload-mac, ens11 encrypt-off, ens12 untracked, veth0 nothing.
+    let all = |v| {
+        [("ens10", v), ("ens11", v), ("ens12", v), ("veth0", v)]
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
+
+    let d = node(&wired(&all(Verdict::PlaintextOnWire)), true);
+    let got: Vec<_> = d.iter().map(|d| (verified(d), d.taints.clone())).collect();
+    assert_eq!(
+        got,
+        vec![
+            (Some(false), unstamped("plaintext-on-wire", "NoSchedule")),
+            (Some(false), unstamped("encrypt-off", "NoSchedule")),
+            (None, unstamped("untracked", "NoSchedule")),
+            (None, None),
+        ]
+    );
+
+    let d = node(&wired(&all(Verdict::IntegrityOnly)), true);
+    assert_eq!(d[0].taints, unstamped("integrity-only", "NoSchedule"));
+
+    for v in [Verdict::Verified, Verdict::NoTraffic] {
+        let d = node(&wired(&all(v)), true);
+        assert_eq!(verified(&d[0]), Some(v == Verdict::Verified), "{v:?}");
+        assert_eq!(d[0].taints, None, "{v:?}");
+    }
+
+    // Not audited: as before the audit.
+    let d = node(&wired(&[("ens11", Verdict::PlaintextOnWire)]), true);
+    assert_eq!((verified(&d[0]), d[0].taints.clone()), (None, None));
+
+    // Every slice of it is still valid.
+    let o = wired(&all(Verdict::PlaintextOnWire));
+    let s = slice::slices(&o, node(&o, true));
+    assert_eq!(slice::problems(&s), Vec::<String>::new());
+}

@@ -14,11 +14,20 @@
 #    over a veth wire: rping runs, and pod A's wire says `verified` for its
 #    port. The capture has SecTAG'ed frames with the E bit and no RoCE in
 #    the clear.
+#    `slice --audit` publishes macsecWireVerified true, and the taint stays
+#    the kernel's (a software SecY: offload-off).
 # 3. Plaintext on the wire. netdevsim's `offload mac` with an active SA:
 #    the port advertises offload-mac, yet netdevsim encrypts nothing. The
 #    audit says `plaintext-on-wire` for that port, flags the contradiction
 #    and exits 1; the capture shows the connection request's BTH in the
-#    clear, to the GSI QP (1).
+#    clear, to the GSI QP (1). `slice --audit` keeps macsecEgress true (the
+#    kernel's claim), publishes macsecWireVerified false, and taints the
+#    device `unprotected=plaintext-on-wire`.
+# 4. The DPU split. A host namespace's port h0 is bound to the SecY of a
+#    DPU namespace, whose uplink is netdevsim's `offload mac`; the DPU
+#    routes the host's traffic out through that SecY. The audit of the
+#    uplink, given as DPU:IFNAME from the host, finds the bound port's
+#    wire through its SecY and says `plaintext-on-wire`.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +45,7 @@ cleanup() {
 	ip netns exec "${pa:-none}" rdma link del mb_aud_rxea 2>/dev/null
 	ip netns exec "${pb:-none}" rdma link del mb_aud_rxeb 2>/dev/null
 	ip netns exec "${pn:-none}" rdma link del mb_aud_rxen 2>/dev/null
+	ip netns exec "${ph:-none}" rdma link del mb_aud_rxeh 2>/dev/null
 	cleanup_ns
 	nsim_del_all
 	rmmod macsec_bridge 2>/dev/null
@@ -56,7 +66,7 @@ fi
 require_pod_rxe
 nsim_require
 insmod_bridge "$MODULE_KO" || bed_broken "cannot load the module"
-setup_ns pq pa pb pn || ns_broken pq pa pb pn
+setup_ns pq pa pb pn ph DPU || ns_broken pq pa pb pn ph DPU
 
 # audit_start NS DEV NAME: `audit --json --pcap` on DEV in NS, output in
 # $D/NAME.{json,err,pcap}; returns once the program is attached.
@@ -76,6 +86,29 @@ audit_stop() {
 	AUDIT=
 	return $rc
 }
+# offload_secy NS LOWER NAME ADDR/LEN PEER: the SecY NAME offloaded (MAC)
+# on LOWER in NS, with an active TX SA and the address ADDR; PEER resolves
+# to a made-up MAC, so RoCE to it leaves with nobody to answer.
+offload_secy() {
+	ip -n "$1" link add link "$2" "$3" type macsec port 4 encrypt on offload mac &&
+		ip -n "$1" macsec add "$3" tx sa 0 pn 1 on key 01 "$MB_KEY" &&
+		ip -n "$1" addr add "$4" dev "$3" && ip -n "$1" link set "$3" up &&
+		ip -n "$1" neigh add "$5" lladdr 02:00:00:00:00:99 dev "$3" nud permanent
+}
+# advertised_yet_plain NS WIRE NAME PEER PORT RELATION: PORT, the only port
+# in NS, advertises offload-mac as RELATION; the audit of WIRE (a device as
+# `audit` takes it) while rping tries PEER exits 1. Three results; the
+# report is $D/NAME.json.
+advertised_yet_plain() {
+	ip netns exec "$1" "$BIN" status --json >"$D/status.json"
+	same "$5 advertises offload-mac ($6)" \
+		"$(q "$D/status.json" '[(p["ifname"], p["protection"], p["relation"]) for p in r]')" \
+		"[[\"$5\", \"offload-mac\", \"$6\"]]"
+	check "audit attaches to the wire ($3)" audit_start "$1" "$2" "$3"
+	# Nobody answers: the connection request and its retries are enough.
+	ip netns exec "$1" timeout 10 rping -c -a "$4" -C 1 >/dev/null 2>&1
+	check_fail "audit exits 1: $5 is contradicted" audit_stop
+}
 # q JSON-FILE PYTHON-EXPRESSION: the expression's value, with the file's
 # document as `r`; "ERROR" if it cannot be had.
 q() {
@@ -86,6 +119,24 @@ try:
 except Exception as e:
     v = "ERROR: %r" % e
 print(json.dumps(v, sort_keys=True) if not isinstance(v, str) else v)' "$1" "$2"
+}
+DOMAIN=macsec.dranet-sec.io
+# device SLICE-JSON IFNAME: [(macsecEgress, macsecWireVerified, taints as
+# KEY=VALUE:EFFECT)] of the device of IFNAME in a slice (one, in JSON).
+device() {
+	"$PY" - "$1" "$2" "$DOMAIN" <<'PY'
+import json, sys
+path, ifname, dom = sys.argv[1:4]
+out = []
+for d in json.load(open(path))["spec"]["devices"]:
+    a = d["attributes"]
+    if a.get("dra.net/ifName", {}).get("string") != ifname:
+        continue
+    out.append((a.get(dom + "/macsecEgress", {}).get("bool"),
+                a.get(dom + "/macsecWireVerified", {}).get("bool"),
+                ["%s=%s:%s" % (t["key"], t["value"], t["effect"]) for t in d.get("taints", [])]))
+print(json.dumps(out))
+PY
 }
 # same WHAT GOT WANT: one KTAP line, with both on a mismatch.
 same() {
@@ -99,7 +150,7 @@ same() {
 }
 
 ktap_print_header
-ktap_set_plan 19
+ktap_set_plan 25
 
 # 1. Classes, on a wire with nothing else on it.
 ip netns exec "$pq" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
@@ -157,24 +208,17 @@ same "the wire: encrypted frames both ways, no RoCE outside them, none malformed
 same "capture: SecTAG'ed frames with E both ways, and no cleartext BTH" \
 	"$(q "$D/pods.cap" '(len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["e"] and f["dir"] == "out"]) > 20, len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["dir"] == "in"]) > 20, [f for f in r["frames"] if "dqpn" in f])')" \
 	'[true, true, []]'
+ip netns exec "$pa" "$BIN" slice --node n1 --output json --audit "$D/pods.json" >"$D/pods.slice"
+same "slice --audit: wire verified, the kernel's taint (software SecY)" \
+	"$(device "$D/pods.slice" maca)" \
+	"[[false, true, [\"$DOMAIN/unprotected=offload-off:NoSchedule\"]]]"
 
 # 3. netdevsim's offload: advertised, yet RoCE leaves in the clear.
 nsim_pair "$pn" || bed_broken "a linked pair of netdevsim ports"
-ip -n "$pn" link add link "$NSIM_A" macn type macsec port 4 encrypt on offload mac &&
-	ip -n "$pn" macsec add macn tx sa 0 pn 1 on key 01 "$MB_KEY" &&
-	ip -n "$pn" addr add 10.3.0.1/24 dev macn &&
-	ip -n "$pn" link set macn up &&
-	ip -n "$pn" neigh add 10.3.0.2 lladdr 02:00:00:00:03:02 dev macn nud permanent &&
+offload_secy "$pn" "$NSIM_A" macn 10.3.0.1/24 10.3.0.2 &&
 	ip netns exec "$pn" rdma link add mb_aud_rxen type rxe netdev macn ||
 	bed_broken "RXE on an offloaded MACsec netdev over netdevsim"
-ip netns exec "$pn" "$BIN" status --json >"$D/status.json"
-same "the port advertises offload-mac" \
-	"$(q "$D/status.json" '[(p["ifname"], p["protection"], p["relation"]) for p in r]')" \
-	'[["macn", "offload-mac", "self"]]'
-check "audit attaches to the netdevsim wire" audit_start "$pn" "$NSIM_A" nsim
-# Nobody answers: the connection request and its retries are enough.
-ip netns exec "$pn" timeout 10 rping -c -a 10.3.0.2 -C 1 >/dev/null 2>&1
-check_fail "audit exits 1: a port is contradicted" audit_stop
+advertised_yet_plain "$pn" "$NSIM_A" nsim 10.3.0.2 macn self
 same "the port: plaintext-on-wire, contradicting offload-mac" \
 	"$(q "$D/nsim.json" '[(p["ifname"], p["protection"], p["wire"], p["verdict"], p["contradicts"]) for p in r["ports"]]')" \
 	"[[\"macn\", \"offload-mac\", \"$NSIM_A\", \"plaintext-on-wire\", true]]"
@@ -185,5 +229,25 @@ same "the wire: RoCE in the clear on egress, no MACsec frame" \
 same "capture: the connection request's BTH in the clear, to QP 1" \
 	"$(q "$D/nsim.cap" 'sorted(set((f["dir"], f["dqpn"]) for f in r["frames"] if "dqpn" in f))')" \
 	'[["out", 1]]'
+ip netns exec "$pn" "$BIN" slice --node n1 --output json --audit "$D/nsim.json" >"$D/nsim.slice"
+same "slice --audit: the kernel's claim, the wire's denial, and the taint" \
+	"$(device "$D/nsim.slice" macn)" \
+	"[[true, false, [\"$DOMAIN/unprotected=plaintext-on-wire:NoSchedule\"]]]"
+
+# 4. The DPU split: the host's RoCE leaves through the DPU's uplink.
+nsim_pair "$DPU" || bed_broken "a linked pair of netdevsim ports in the DPU"
+ip link add h0 netns "$ph" type veth peer name d0 netns "$DPU" &&
+	ip netns exec "$DPU" sysctl -qw net.ipv4.ip_forward=1 &&
+	ip -n "$DPU" addr add 10.5.0.2/24 dev d0 && ip -n "$DPU" link set d0 up &&
+	offload_secy "$DPU" "$NSIM_A" macsec0 10.6.0.1/24 10.6.0.2 &&
+	ip -n "$ph" addr add 10.5.0.1/24 dev h0 && ip -n "$ph" link set h0 up &&
+	ip -n "$ph" route add 10.6.0.0/24 via 10.5.0.2 &&
+	ip netns exec "$ph" "$BIN" bind --port h0 --secy macsec0 --netns "$DPU" >/dev/null &&
+	ip netns exec "$ph" rdma link add mb_aud_rxeh type rxe netdev h0 ||
+	bed_broken "the DPU split with RXE on the bound port"
+advertised_yet_plain "$ph" "$DPU:$NSIM_A" dpu 10.6.0.2 h0 bound
+same "the bound port: its wire is the DPU's uplink, plaintext-on-wire" \
+	"$(q "$D/dpu.json" '[(p["ifname"], p["relation"], p["wire"], p["verdict"], p["contradicts"], d["egress"]["roce"] > 0) for p in r["ports"] for d in r["devices"]]')" \
+	"[[\"h0\", \"bound\", \"$DPU:$NSIM_A\", \"plaintext-on-wire\", true, true]]"
 
 ktap_finished

@@ -16,6 +16,7 @@ pub fn opts(node: &str) -> Options {
         domain: DOMAIN.to_string(),
         generation: 1,
         effect: Default::default(),
+        wire: Default::default(),
     }
 }
 
