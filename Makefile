@@ -30,7 +30,7 @@ export KERNEL_SERIES := $(or $(KERNEL),$(MODULE_SERIES))
 KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \
 	BINDGEN=$(BINDGEN) RUSTFMT=$(RUSTFMT) CLIPPY_DRIVER=$(CLIPPY_DRIVER)
 
-.PHONY: all setup kernel module check check-debug check-series demo bench torture clean
+.PHONY: all setup kernel module check check-debug check-series demo bench eval torture clean
 
 all: module
 
@@ -59,6 +59,9 @@ demo:
 
 bench: kernel
 	@scripts/bench.sh --variant $(VARIANT)
+
+eval: kernel
+	@ITERS=$(ITERS) scripts/eval.sh --variant $(VARIANT)
 
 torture: kernel
 	@VARIANT=$(VARIANT) SEED=$(SEED) OPS=$(OPS) scripts/torture.sh

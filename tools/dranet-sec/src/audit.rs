@@ -175,6 +175,10 @@ pub struct PortReport {
     pub verdict: Verdict,
     /// The port claims protection and the wire says otherwise.
     pub contradicts: bool,
+    /// The port's SecY is offloaded: the hook sees its frames before the
+    /// NIC would encrypt them. On real hardware the verdict is only
+    /// meaningful from a mirror port or a tap on the wire.
+    pub hook_before_offload: bool,
 }
 
 /// A port whose wire was not audited, and why.
@@ -228,6 +232,7 @@ pub fn report(
                         wire: d.name.clone(),
                         verdict: v,
                         contradicts: contradicts(p, v),
+                        hook_before_offload: p.offloaded(),
                     });
                 }
                 None => r.unaudited.push(Unaudited {
@@ -559,6 +564,8 @@ mod tests {
                 ("p13", "dpu:up0", Verdict::IntegrityOnly, true),
             ]
         );
+        let before: Vec<_> = r.ports.iter().map(|p| p.hook_before_offload).collect();
+        assert_eq!(before, [false, true, false, true]);
         let un: Vec<_> = r.unaudited.iter().map(|u| u.ifname.as_str()).collect();
         assert_eq!(un, ["p11", "p12"]);
     }

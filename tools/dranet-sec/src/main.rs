@@ -770,6 +770,12 @@ fn run_audit(
                 }
             );
         }
+        if r.ports.iter().any(|p| p.hook_before_offload) {
+            println!(
+                "note: an offloaded SecY encrypts in the NIC, after this host's hook: on real \
+                 hardware, audit a mirror port or a tap on the wire"
+            );
+        }
         for u in &r.unaudited {
             println!("{:<16} not audited: {}", u.ifname, u.why);
         }

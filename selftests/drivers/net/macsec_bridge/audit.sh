@@ -199,8 +199,8 @@ wait "$SRV"
 SRV=
 check "audit exits 0: no port contradicted" audit_stop
 same "pod A's port: its wire, and verified" \
-	"$(q "$D/pods.json" '[(p["ifname"], p["relation"], p["wire"], p["verdict"], p["contradicts"]) for p in r["ports"]]')" \
-	'[["maca", "self", "va", "verified", false]]'
+	"$(q "$D/pods.json" '[(p["ifname"], p["relation"], p["wire"], p["verdict"], p["contradicts"], p["hook-before-offload"]) for p in r["ports"]]')" \
+	'[["maca", "self", "va", "verified", false, false]]'
 same "the wire: encrypted frames both ways, no RoCE outside them, none malformed" \
 	"$(q "$D/pods.json" '[(d[k]["macsec-encrypted"] > 20, d[k]["roce"], d[k]["macsec-integrity-roce"], d[k]["malformed"]) for d in r["devices"] for k in ("egress", "ingress")]')" \
 	'[[true, 0, 0, 0], [true, 0, 0, 0]]'
@@ -220,8 +220,8 @@ offload_secy "$pn" "$NSIM_A" macn 10.3.0.1/24 10.3.0.2 &&
 	bed_broken "RXE on an offloaded MACsec netdev over netdevsim"
 advertised_yet_plain "$pn" "$NSIM_A" nsim 10.3.0.2 macn self
 same "the port: plaintext-on-wire, contradicting offload-mac" \
-	"$(q "$D/nsim.json" '[(p["ifname"], p["protection"], p["wire"], p["verdict"], p["contradicts"]) for p in r["ports"]]')" \
-	"[[\"macn\", \"offload-mac\", \"$NSIM_A\", \"plaintext-on-wire\", true]]"
+	"$(q "$D/nsim.json" '[(p["ifname"], p["protection"], p["wire"], p["verdict"], p["contradicts"], p["hook-before-offload"]) for p in r["ports"]]')" \
+	"[[\"macn\", \"offload-mac\", \"$NSIM_A\", \"plaintext-on-wire\", true, true]]"
 same "the wire: RoCE in the clear on egress, no MACsec frame" \
 	"$(q "$D/nsim.json" '[(d["egress"]["roce"] > 0, d["egress"]["macsec-encrypted"], d["egress"]["macsec-integrity-roce"]) for d in r["devices"]]')" \
 	'[[true, 0, 0]]'
