@@ -61,7 +61,7 @@ bench: kernel
 	@scripts/bench.sh --variant $(VARIANT)
 
 eval: kernel
-	@ITERS=$(ITERS) scripts/eval.sh --variant $(VARIANT)
+	@ITERS=$(ITERS) REPS=$(REPS) scripts/eval.sh --variant $(VARIANT)
 
 torture: kernel
 	@VARIANT=$(VARIANT) SEED=$(SEED) OPS=$(OPS) scripts/torture.sh
