@@ -138,6 +138,13 @@ for d in json.load(open(path))["spec"]["devices"]:
 print(json.dumps(out))
 PY
 }
+# slice_says WHAT NS NAME IFNAME WANT: one KTAP line, whether `slice
+# --audit` in NS with the report $D/NAME.json gives IFNAME's device WANT
+# (as `device` prints it).
+slice_says() {
+	ip netns exec "$2" "$BIN" slice --node n1 --output json --audit "$D/$3.json" >"$D/$3.slice"
+	same "$1" "$(device "$D/$3.slice" "$4")" "$5"
+}
 # same WHAT GOT WANT: one KTAP line, with both on a mismatch.
 same() {
 	if [ "$2" = "$3" ]; then
@@ -208,9 +215,7 @@ same "the wire: encrypted frames both ways, no RoCE outside them, none malformed
 same "capture: SecTAG'ed frames with E both ways, and no cleartext BTH" \
 	"$(q "$D/pods.cap" '(len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["e"] and f["dir"] == "out"]) > 20, len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["dir"] == "in"]) > 20, [f for f in r["frames"] if "dqpn" in f])')" \
 	'[true, true, []]'
-ip netns exec "$pa" "$BIN" slice --node n1 --output json --audit "$D/pods.json" >"$D/pods.slice"
-same "slice --audit: wire verified, the kernel's taint (software SecY)" \
-	"$(device "$D/pods.slice" maca)" \
+slice_says "slice --audit: wire verified, the kernel's taint (software SecY)" "$pa" pods maca \
 	"[[false, true, [\"$DOMAIN/unprotected=offload-off:NoSchedule\"]]]"
 
 # 3. netdevsim's offload: advertised, yet RoCE leaves in the clear.
@@ -229,9 +234,7 @@ same "the wire: RoCE in the clear on egress, no MACsec frame" \
 same "capture: the connection request's BTH in the clear, to QP 1" \
 	"$(q "$D/nsim.cap" 'sorted(set((f["dir"], f["dqpn"]) for f in r["frames"] if "dqpn" in f))')" \
 	'[["out", 1]]'
-ip netns exec "$pn" "$BIN" slice --node n1 --output json --audit "$D/nsim.json" >"$D/nsim.slice"
-same "slice --audit: the kernel's claim, the wire's denial, and the taint" \
-	"$(device "$D/nsim.slice" macn)" \
+slice_says "slice --audit: the kernel's claim, the wire's denial, and the taint" "$pn" nsim macn \
 	"[[true, false, [\"$DOMAIN/unprotected=plaintext-on-wire:NoSchedule\"]]]"
 
 # 4. The DPU split: the host's RoCE leaves through the DPU's uplink.
