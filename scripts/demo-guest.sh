@@ -52,6 +52,8 @@ cleanup() {
 	ip link del macsec0 2>/dev/null || true
 	ip link del h0 2>/dev/null || true
 	ip netns del dpu 2>/dev/null || true
+	ip netns del pa 2>/dev/null || true
+	ip netns del pb 2>/dev/null || true
 	echo 1 > /sys/bus/netdevsim/del_device 2>/dev/null || true
 	echo 2 > /sys/bus/netdevsim/del_device 2>/dev/null || true
 	rmmod macsec_bridge 2>/dev/null || true
@@ -169,7 +171,76 @@ excerpt "$k8s/n1.json"
 show dranet-sec taint-rules --node n1 --taint-effect no-execute --dir "$k8s/rules"
 rm -rf "$k8s"
 
-step "8. The DPU split: the SecY lives on the DPU (namespace dpu), the host has h0"
+step "8. Advertised vs on the wire: dranet-sec audit counts the RoCE frames"
+echo "  Two pods over a veth wire, each with RXE on a software MACsec netdev:"
+ip netns add pa
+ip netns add pb
+ip link add va netns pa type veth peer name vb netns pb
+# pod NS WIRE DEV ADDR ME PEER-WIRE-MAC: DEV, a software SecY on WIRE
+# that encrypts with key ME and takes the peer's frames with the other.
+pod() {
+	ip -n "$1" link set "$2" up
+	ip -n "$1" link add link "$2" "$3" type macsec port 1 encrypt on
+	ip -n "$1" macsec add "$3" tx sa 0 pn 1 on key "$5" 12345678901234567890123456789012
+	ip -n "$1" macsec add "$3" rx port 1 address "$6"
+	ip -n "$1" macsec add "$3" rx port 1 address "$6" sa 0 pn 1 on \
+		key "$([ "$5" = 01 ] && echo 02 || echo 01)" 12345678901234567890123456789012
+	ip -n "$1" addr add "$4/24" dev "$3"
+	ip -n "$1" link set "$3" up
+	ip netns exec "$1" rdma link add "rxe$1" type rxe netdev "$3"
+}
+pod pa va maca 10.8.0.1 01 "$(ip netns exec pb cat /sys/class/net/vb/address)"
+pod pb vb macb 10.8.0.2 02 "$(ip netns exec pa cat /sys/class/net/va/address)"
+ip netns exec pb timeout 60 rping -s -a 10.8.0.2 -C 3 >/dev/null 2>&1 &
+# in_ns NS CMD...: CMD in the network namespace NS, or in this one for "-".
+in_ns() {
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
+# audit_while NS WIRE CMD...: `dranet-sec audit WIRE` in NS while CMD runs
+# there; then the audit's report and its exit status.
+audit_while() {
+	local ns=$1 wire=$2 out pid rc=0
+	shift 2
+	out=$(mktemp)
+	# Started as itself (not in a subshell, which would ignore SIGINT).
+	if [ "$ns" = - ]; then
+		dranet-sec audit "$wire" >"$out" 2>"$out.err" &
+	else
+		ip netns exec "$ns" dranet-sec audit "$wire" >"$out" 2>"$out.err" &
+	fi
+	pid=$!
+	# It says so on stderr once its program is attached, or exits.
+	until grep -q "audit: on" "$out.err" || ! kill -0 "$pid" 2>/dev/null; do
+		sleep 0.2
+	done
+	in_ns "$ns" "$@" >/dev/null 2>&1 || true
+	kill -INT "$pid" 2>/dev/null || true
+	wait "$pid" || rc=$?
+	sed 's/^/    /' "$out" "$out.err" | grep -v "audit: on"
+	echo "    (exit status $rc)"
+	rm -f "$out" "$out.err"
+}
+printf '  $ ip netns exec pa dranet-sec audit va   # while pod A rpings pod B\n'
+# The server may still be coming up: the client retries.
+audit_while pa va sh -c \
+	'for i in $(seq 30); do timeout 20 rping -c -a 10.8.0.2 -C 3 && exit; sleep 0.5; done; exit 1'
+wait
+echo "  Only encrypted frames crossed the wire. (maca advertises none: its SecY is"
+echo "  software, which the module never counts as hardware protection.)"
+rdma link del rxepa
+rdma link del rxepb
+ip netns del pa
+ip netns del pb
+echo "  macsec0 on netdevsim, whose offload only keeps the books, advertises"
+echo "  offload-mac; rping tries 10.7.0.2, a neighbour that never answers:"
+ip addr add 10.7.0.1/24 dev macsec0
+ip neigh add 10.7.0.2 lladdr 02:00:00:00:00:99 dev macsec0 nud permanent
+printf '  $ dranet-sec audit %s   # while rping tries 10.7.0.2 for 5 s\n' "$port"
+audit_while - "$port" timeout 5 rping -c -a 10.7.0.2 -C 1
+
+step "9. The DPU split: the SecY lives on the DPU (namespace dpu), the host has h0"
 rdma link del rxe0
 ip netns add dpu
 ip netns exec dpu sh -c 'echo "2 1" > /sys/bus/netdevsim/new_device'
@@ -183,7 +254,7 @@ show rdma link add rxe1 type rxe netdev h0
 echo "  The host port is unprotected: nothing protects its egress yet."
 view h0
 
-step "9. The DPU configures and offloads its SecY; the host binds h0 to it"
+step "10. The DPU configures and offloads its SecY; the host binds h0 to it"
 show ip -n dpu link add link "$uplink" macsec1 type macsec port 4 encrypt on offload mac
 ip -n dpu link set macsec1 up
 show dranet-sec bind --port h0 --secy macsec1 --netns dpu
@@ -193,11 +264,11 @@ show ip -n dpu macsec add macsec1 tx sa 0 pn 1 on key 01 12345678901234567890123
 echo "  The host port is protected by the DPU's offloaded SecY:"
 view h0
 
-step "10. The DPU tears its SecY down: the host port is retracted"
+step "11. The DPU tears its SecY down: the host port is retracted"
 show ip -n dpu link del macsec1
 view h0
 
-step "11. Unload: the bits it set are cleared, macsec_ops restored"
+step "12. Unload: the bits it set are cleared, macsec_ops restored"
 rmmod macsec_bridge
 show sh -c "ethtool -k macsec0 | grep macsec-hw-offload"
 show sh -c "ip macsec show macsec0 | grep -o 'offload: mac'"
