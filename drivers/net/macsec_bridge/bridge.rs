@@ -32,7 +32,7 @@
 //! locks and brings every port's bit to what the state says.
 
 use crate::bindings;
-use crate::lockstep::{self, Knowledge, Offload, Op, Port, SecyState, Verdict, NUM_AN};
+use crate::lockstep::{self, Knowledge, Offload, Op, Port, Scope, SecyState, Verdict, NUM_AN};
 use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, SecY, SecYRef};
 use crate::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
@@ -853,12 +853,13 @@ fn relate(e: &mut PortEntry, secys: &RBTree<usize, Secy>, uppers: &RBTree<(usize
     } else if e.dev.is_macsec() {
         (Some(Relation::SelfDev), Some(e.dev.clone()))
     } else {
-        // The real device of one or more MACsec netdevs: the one with the
-        // lowest ifindex protects it (netdevsim allows three); between
-        // namespaces, the lowest namespace cookie (the oldest).
+        // The real device of one or more MACsec netdevs (netdevsim allows
+        // three): the one in the oldest namespace (the lowest cookie) is
+        // named, and within it the lowest ifindex. Ifindexes of different
+        // namespaces are never compared.
         match seconds(uppers, key(&e.dev))
             .filter_map(|d| secys.get(&d))
-            .min_by_key(|s| (s.dev.ifindex(), s.dev.net().cookie()))
+            .min_by_key(|s| (s.dev.net().cookie(), s.dev.ifindex()))
         {
             Some(s) => (Some(Relation::Upper), Some(s.dev.clone())),
             None => (None, None),
@@ -871,7 +872,14 @@ fn relate(e: &mut PortEntry, secys: &RBTree<usize, Secy>, uppers: &RBTree<(usize
         None => Knowledge::NoSecy,
         Some(d) => secys.get(&key(d)).map_or(Knowledge::Unknown, |s| s.known),
     };
-    e.port.observe(known);
+    // An upper SecY carries only the traffic on its own addresses: the
+    // RDMA core always gives the port GIDs of its own (the default GID from
+    // its MAC), and RoCE on those never crosses the SecY.
+    let scope = match e.relation {
+        Some(Relation::Upper) => Scope::Partial,
+        _ => Scope::Whole,
+    };
+    e.port.observe_in(known, scope);
 }
 
 /// The bridge.

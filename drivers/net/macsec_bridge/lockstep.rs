@@ -74,6 +74,11 @@ pub enum Reason {
     /// The SecY is not offloaded (it may protect in software; that cannot
     /// be observed).
     OffloadOff,
+    /// The SecY protects only part of the port's egress: the port is the
+    /// SecY's real device (`upper`), whose own RoCE GIDs, its default GID
+    /// always among them, leave unprotected. Checked last: it applies only
+    /// where the SecY itself would be offload-protected.
+    Partial,
 }
 
 /// Where the SecY's crypto runs.
@@ -129,6 +134,15 @@ pub enum Knowledge {
     Known(SecyState),
 }
 
+/// How much of the port's egress its SecY carries.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Scope {
+    /// All of it: the port is the MACsec netdev, or bound to a SecY.
+    Whole,
+    /// Only traffic on the SecY's own addresses (`upper`).
+    Partial,
+}
+
 /// What a port advertises.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Verdict {
@@ -147,7 +161,17 @@ impl Verdict {
     }
 }
 
-/// The verdict for what is known.
+/// The verdict for what is known, for a port whose egress the SecY carries
+/// in `scope`: a partial scope never claims protection.
+pub fn judge(k: &Knowledge, scope: Scope) -> Verdict {
+    let v = evaluate(k);
+    match scope {
+        Scope::Partial if v.protection != Protection::None => Verdict::none(Reason::Partial),
+        _ => v,
+    }
+}
+
+/// The verdict for what is known of the SecY alone.
 pub fn evaluate(k: &Knowledge) -> Verdict {
     let s = match k {
         Knowledge::Unknown => return Verdict::none(Reason::Unknown),
@@ -274,6 +298,7 @@ pub fn predict(at_call: SecyState, op: Op) -> SecyState {
 #[derive(Clone, Debug)]
 pub struct Port {
     known: Knowledge,
+    scope: Scope,
     /// Where the operation in flight leads, between [`Port::before`] and
     /// [`Port::after`]: until it is over, nothing observed may lift the
     /// port above it.
@@ -283,10 +308,12 @@ pub struct Port {
 }
 
 impl Port {
-    /// A port with what is known of it at creation.
+    /// A port with what is known of it at creation, whose egress the SecY
+    /// carries whole until [`Port::observe_in`] says otherwise.
     pub fn new(known: Knowledge) -> Port {
         Port {
             known,
+            scope: Scope::Whole,
             pending: None,
             advertised: evaluate(&known),
             generation: 1,
@@ -301,6 +328,11 @@ impl Port {
     /// What is known of the SecY.
     pub fn known(&self) -> Knowledge {
         self.known
+    }
+
+    /// How much of the port's egress its SecY carries.
+    pub fn scope(&self) -> Scope {
+        self.scope
     }
 
     /// Where the operation in flight leads, if one is.
@@ -350,13 +382,20 @@ impl Port {
         self.settle()
     }
 
+    /// As [`Port::observe`], with the port now related to its SecY such that
+    /// the SecY carries `scope` of the port's egress.
+    pub fn observe_in(&mut self, known: Knowledge, scope: Scope) -> bool {
+        self.scope = scope;
+        self.observe(known)
+    }
+
     /// What the port may advertise: what is known, and no more than the
     /// operation in flight leads to.
     fn target(&self) -> Verdict {
-        let now = evaluate(&self.known);
+        let now = judge(&self.known, self.scope);
         match &self.pending {
             Some(next) => {
-                let then = evaluate(next);
+                let then = judge(next, self.scope);
                 if then.protection.rank() < now.protection.rank() {
                     then
                 } else {

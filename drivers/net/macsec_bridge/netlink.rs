@@ -69,6 +69,7 @@ pub(crate) fn reason(r: Option<Reason>) -> u32 {
         Some(Reason::ProtectOff) => 7,
         Some(Reason::EncryptOff) => 8,
         Some(Reason::OffloadOff) => 9,
+        Some(Reason::Partial) => 10,
     }
 }
 

@@ -65,7 +65,8 @@ TRACE_EVENT(macsec_bridge_announce,
 				   MB_SYM(REASON, NO_ACTIVE_TX_SA, "no-active-tx-sa"),
 				   MB_SYM(REASON, PROTECT_OFF, "protect-off"),
 				   MB_SYM(REASON, ENCRYPT_OFF, "encrypt-off"),
-				   MB_SYM(REASON, OFFLOAD_OFF, "offload-off")))
+				   MB_SYM(REASON, OFFLOAD_OFF, "offload-off"),
+				   MB_SYM(REASON, PARTIAL, "partial")))
 );
 
 TRACE_EVENT(macsec_bridge_feature,

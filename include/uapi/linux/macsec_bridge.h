@@ -44,6 +44,10 @@ enum macsec_bridge_protection {
  * @MACSEC_BRIDGE_REASON_ENCRYPT_OFF: encrypt is off.
  * @MACSEC_BRIDGE_REASON_OFFLOAD_OFF: The SecY is not offloaded (it may protect
  *   in software).
+ * @MACSEC_BRIDGE_REASON_PARTIAL: The SecY protects only part of the port's
+ *   egress: the port is its real device (relation upper), and RoCE on the
+ *   port's own GIDs, its default GID always among them, bypasses the SecY.
+ *   Checked last, where the SecY itself would be offload-protected.
  */
 enum macsec_bridge_reason {
 	MACSEC_BRIDGE_REASON_NONE,
@@ -56,6 +60,7 @@ enum macsec_bridge_reason {
 	MACSEC_BRIDGE_REASON_PROTECT_OFF,
 	MACSEC_BRIDGE_REASON_ENCRYPT_OFF,
 	MACSEC_BRIDGE_REASON_OFFLOAD_OFF,
+	MACSEC_BRIDGE_REASON_PARTIAL,
 };
 
 /**
@@ -64,7 +69,7 @@ enum macsec_bridge_reason {
  *   macsec0).
  * @MACSEC_BRIDGE_RELATION_UPPER: The port is the real device of an offloaded
  *   MACsec netdev; only traffic on that netdev's addresses (RoCE GIDs) is
- *   protected.
+ *   protected, so the port reports protection none with reason partial.
  * @MACSEC_BRIDGE_RELATION_BOUND: An administrator bound the port to a SecY,
  *   typically in another network namespace (the DPU split: the SecY lives on
  *   the DPU, the host sees only the RDMA function).

@@ -42,6 +42,7 @@ pub const REASON: &[&str] = &[
     "protect-off",
     "encrypt-off",
     "offload-off",
+    "partial",
 ];
 pub const RELATION: &[&str] = &["self", "upper", "bound"];
 pub const CIPHER: &[&str] = &[

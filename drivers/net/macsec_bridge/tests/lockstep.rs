@@ -223,6 +223,64 @@ fn unknown_until_observed() {
     assert_eq!(p.advertised().protection, Protection::OffloadMac);
 }
 
+#[test]
+fn partial_scope_never_claims() {
+    use Protection as P;
+    let s = offloaded();
+    let k = Knowledge::Known;
+    // Where the SecY protects, a partial scope says so by its own reason;
+    // where it does not, the SecY's reason stands.
+    let j = |k, scope| {
+        let v = judge(&k, scope);
+        (v.protection, v.reason)
+    };
+    assert_eq!(j(k(s), Scope::Whole), (P::OffloadMac, None));
+    assert_eq!(j(k(s), Scope::Partial), (P::None, Some(Reason::Partial)));
+    let phy = SecyState {
+        offload: Offload::Phy,
+        ..s
+    };
+    assert_eq!(j(k(phy), Scope::Partial), (P::None, Some(Reason::Partial)));
+    let down = SecyState {
+        secy_up: false,
+        ..s
+    };
+    assert_eq!(
+        j(k(down), Scope::Partial),
+        (P::None, Some(Reason::SecyDown))
+    );
+    assert_eq!(
+        j(Knowledge::NoSecy, Scope::Partial),
+        (P::None, Some(Reason::NoSecy))
+    );
+    assert_eq!(
+        j(Knowledge::Unknown, Scope::Partial),
+        (P::None, Some(Reason::Unknown))
+    );
+}
+
+#[test]
+fn scope_changes_are_one_generation_each() {
+    let s = Knowledge::Known(offloaded());
+    let mut p = Port::new(Knowledge::Unknown);
+    // Related as upper and observed at once: one change, never offload.
+    assert!(p.observe_in(s, Scope::Partial));
+    assert_eq!(p.scope(), Scope::Partial);
+    assert_eq!(p.advertised().reason, Some(Reason::Partial));
+    assert_eq!(p.generation(), 2);
+    // Operations on the SecY never lift a partial port.
+    let next = Knowledge::Known(predict(offloaded(), Op::Other));
+    assert!(!p.before(&next));
+    assert!(!p.after(next, true));
+    assert_eq!(p.advertised().protection, Protection::None);
+    // Bound to the same SecY instead (the scope becomes whole): offload.
+    assert!(p.observe_in(s, Scope::Whole));
+    assert_eq!(p.advertised().protection, Protection::OffloadMac);
+    assert_eq!(p.generation(), 3);
+    assert!(!p.observe_in(s, Scope::Whole));
+    assert_eq!(p.generation(), 3);
+}
+
 // ---- Reference model and random sequences -------------------------------
 
 /// What the SecY really gives (0 none, 1 software, 2 offload), straight
@@ -266,6 +324,10 @@ enum Ev {
     /// The SecY netdev deleted (notifier), and created again offloaded.
     Delete,
     Create,
+    /// The port related to the SecY anew: as its real device (`true`:
+    /// `upper`, which carries only the SecY's own GIDs) or as the SecY
+    /// itself or bound to it (`false`).
+    Relate(bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -290,6 +352,7 @@ fn ev() -> impl Strategy<Value = Ev> {
         1 => any::<bool>().prop_map(Ev::Lower),
         1 => Just(Ev::Delete),
         1 => Just(Ev::Create),
+        1 => any::<bool>().prop_map(Ev::Relate),
     ]
 }
 
@@ -305,8 +368,12 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
     // the port may claim less than is true, until an operation succeeds or
     // an event shows the SecY again.
     let mut lagging = false;
+    // The port is `upper`: the SecY carries only part of its egress, so
+    // it gives the port nothing.
+    let mut partial = false;
+    let gives = |partial: bool, s: &Option<SecyState>| if partial { 0 } else { allowed(s) };
     for e in events {
-        let before = allowed(&real);
+        let before = gives(partial, &real);
         match e {
             Ev::Mdo(_, ok, _) | Ev::SetSecy { ok, .. } if real.is_some() => {
                 let mut r = real.unwrap();
@@ -386,7 +453,7 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 // macsec.c stops the SecY whatever the driver returns.
                 if ok || op == Op::DevStop {
                     prop_assert!(
-                        adv <= allowed(&Some(after)),
+                        adv <= gives(partial, &Some(after)),
                         "{op:?}: advertised {adv} > after"
                     );
                     r = after;
@@ -402,6 +469,11 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                     r.lower_up = up;
                     port.observe(Knowledge::Known(*r));
                 }
+            }
+            Ev::Relate(p) => {
+                partial = p;
+                let scope = if p { Scope::Partial } else { Scope::Whole };
+                port.observe_in(port.known(), scope);
             }
             Ev::Delete => {
                 lagging = false;
@@ -423,11 +495,12 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
         }
         // Liveness: once the event is handled, the port says what is true,
         // unless the SecY has not been observed yet.
+        let claim = if partial { 0 } else { claimable(&real) };
         if lagging {
-            prop_assert!(port.advertised().protection.rank() <= claimable(&real));
+            prop_assert!(port.advertised().protection.rank() <= claim);
         } else if port.known() != Knowledge::Unknown {
-            prop_assert_eq!(port.advertised().protection.rank(), claimable(&real));
-            prop_assert!(port.advertised().protection.rank() <= allowed(&real));
+            prop_assert_eq!(port.advertised().protection.rank(), claim);
+            prop_assert!(port.advertised().protection.rank() <= gives(partial, &real));
         } else {
             prop_assert_eq!(port.advertised().protection, Protection::None);
         }

@@ -10,46 +10,55 @@
 # failed call left unknown. (An active SA cannot be deleted: deactivating
 # it is the SA teardown that reaches the driver, and macsec.c undoes it on
 # failure.) The NIC is the model NIC, told which operation to fail through
-# its alias; RXE sits on it (relation upper). Each teardown row states
-# every notification the port sends, in order.
+# its alias. The SecY is macsec0 on it; the port is a veth, h0, with RXE on
+# it, bound to macsec0 (a port the SecY carries whole, whose feature bit
+# the module owns; an `upper` port never claims protection at all). Each
+# teardown row states every notification the port sends, in order.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 nic_bed
+# bind_h0: h0 bound to macsec0, both here.
+bind_h0() {
+	ynl --do bind --json "{\"ifindex\": $(ifindex h0), \"secy-ifindex\": $(ifindex macsec0)}"
+}
 
 ktap_print_header
 ktap_set_plan 12
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
-row "RXE on the model NIC: no SecY; the bit is the driver's" \
-	mtn0 on none no-secy owner=driver -- \
-	rdma link add mb_rxe0 type rxe netdev mtn0
-row "offloaded SecY up, active TX SA: offload-mac" \
-	mtn0 on offload-mac "" relation=upper -- \
+row "RXE on the veth h0: no SecY" \
+	h0 off none no-secy owner=bridge -- \
+	"ip link add h0 type veth peer name h0p && ip link set h0 up &&
+	 rdma link add mb_rxe0 type rxe netdev h0"
+row "bound to macsec0, offloaded to the model NIC, up, active TX SA: offload-mac" \
+	h0 on offload-mac "" relation=bound -- \
 	"ip link add link mtn0 macsec0 type macsec port 4 encrypt on offload mac &&
 	 ip link set macsec0 up &&
-	 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY"
+	 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
+	 bind_h0"
 row "mdo_dev_stop fails: the SecY stops anyway; retracted once, never restored" \
-	mtn0 on none secy-down seq=none/secy-down -- \
+	h0 off none secy-down seq=none/secy-down -- \
 	"ip link set mtn0 alias fail:mdo_dev_stop && ip link set macsec0 down"
 row "the NIC behaves again, SecY up: offload-mac" \
-	mtn0 on offload-mac "" seq=offload-mac/none -- \
+	h0 on offload-mac "" seq=offload-mac/none -- \
 	"ip link set mtn0 alias '' && ip link set macsec0 up"
 row "deactivating the encoding SA fails: macsec.c puts it back; retracted, then restored" \
-	mtn0 on offload-mac "" seq=none/no-active-tx-sa,offload-mac/none -- \
+	h0 on offload-mac "" seq=none/no-active-tx-sa,offload-mac/none -- \
 	"ip link set mtn0 alias fail:mdo_upd_txsa && ! ip macsec set macsec0 tx sa 0 off"
 # Deleting an up SecY: mdo_del_secy (retracted before it, `encrypt` gone
 # from the object with the retraction, so the SecY known not offloaded
 # after it changes nothing more), then the netdev is closed (mdo_dev_stop,
-# which shows the SecY still offloaded but down) and unregistered.
+# which shows the SecY still offloaded but down) and unregistered, which
+# leaves the binding stale.
 row "mdo_del_secy fails: the SecY is deleted anyway; never restored" \
-	mtn0 on none no-secy relation=none \
-	seq=none/offload-off,none/secy-down,none/no-secy -- \
+	h0 off none binding-stale relation=bound \
+	seq=none/offload-off,none/secy-down,none/binding-stale -- \
 	"ip link set mtn0 alias fail:mdo_del_secy && ip link del macsec0"
-row "RXE deleted: the port is gone" \
-	mtn0 on absent "" -- \
-	"ip link set mtn0 alias '' && rdma link del mb_rxe0"
+row "unbound, RXE deleted: the port is gone" \
+	h0 off absent "" -- \
+	"ip link set mtn0 alias '' && dpu_unbind h0 && rdma link del mb_rxe0"
 table_end
 check "unload" rmmod macsec_bridge
 

@@ -617,6 +617,7 @@ PY
 lockstep_cleanup() {
 	rdma link del mb_rxe0 2>/dev/null
 	ip link del macsec0 2>/dev/null
+	cleanup_ns
 	nsim_del_all
 	rmmod macsec_bridge 2>/dev/null
 	rm -rf "$ROW_DIR"
@@ -641,6 +642,7 @@ nic_bed() {
 nic_cleanup() {
 	ip link set mtn0 alias '' 2>/dev/null
 	rdma link del mb_rxe0 2>/dev/null
+	ip link del h0 2>/dev/null
 	ip link del macsec0 2>/dev/null
 	rmmod macsec_bridge 2>/dev/null
 	rmmod macsec_test_nic 2>/dev/null
