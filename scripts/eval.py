@@ -32,6 +32,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '../selftests/drivers/net/macsec_bridge'))
+from scale import EVENT, TRACING, trace  # noqa: E402
+
 KO, BIN = sys.argv[1], sys.argv[2]
 SCALE = float(os.environ.get("ITERS", "0.25"))
 REPS = int(os.environ.get("REPS", "3"))
@@ -141,7 +145,6 @@ def metrics():
     return out
 
 
-TRACE = "/sys/kernel/tracing"
 NAMES = {"off": "", "again": " again", "module": " +module", "audit": " +audit"}
 
 
@@ -161,10 +164,9 @@ class State:
             if self.port not in ports:
                 raise RuntimeError(f"the module does not track {self.port}:\n{ports}")
             # From here on, every update the module makes is an event.
-            with open(f"{TRACE}/trace", "w") as f:
-                f.write("")
-            with open(f"{TRACE}/events/macsec_bridge/macsec_bridge_update/enable", "w") as f:
+            with open(EVENT, "w") as f:
                 f.write("1")
+            trace()
         elif self.kind == "audit":
             self.mon = subprocess.Popen(["ip", "netns", "exec", "pa", BIN, "audit", "va"],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -176,11 +178,15 @@ class State:
 
     def __exit__(self, *exc):
         if self.kind == "module":
-            with open(f"{TRACE}/events/macsec_bridge/macsec_bridge_update/enable", "w") as f:
+            during = trace()
+            # A dump is an update: the count means something only if the
+            # tracepoint records one.
+            sh(f"ip netns exec pa {BIN} status")
+            if not trace():
+                raise RuntimeError("macsec_bridge_update recorded no dump")
+            with open(EVENT, "w") as f:
                 f.write("0")
-            ns = [int(m) for m in re.findall(r"macsec_bridge_update: .* ns=(\d+)",
-                                              open(f"{TRACE}/trace").read())]
-            self.seen = (len(ns), sum(ns))
+            self.seen = (len(during), sum(e["ns"] for e in during))
             sh("rmmod macsec_bridge", check=False)
         elif self.mon is not None:
             self.mon.terminate()
@@ -227,8 +233,8 @@ def config(label, cipher, kinds, rows, seen):
 
 def main():
     sh("modprobe -a ib_core macsec rdma_rxe")
-    if not os.path.exists(f"{TRACE}/trace"):
-        sh(f"mount -t tracefs nodev {TRACE}")
+    if not os.path.exists(f"{TRACING}/trace"):
+        sh(f"mount -t tracefs nodev {TRACING}")
     rows, seen = {}, {"audit": [], "module": []}
     config("plaintext", None, ["off", "again", "module", "audit"], rows, seen)
     for cipher in CIPHERS:
