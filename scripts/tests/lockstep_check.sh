@@ -89,6 +89,11 @@ results = [
     case('the dump without a field every object has',
          lambda b: [b[f'dump.{n}'][0].pop('feature-owner', None) for n in (1, 2)],
          'no feature-owner'),
+    case('a port the SecY carries whole lists protected GIDs',
+         lambda b: [o.update({'protected-gid': [{'rdma-dev': 'mb_rxe0', 'index': 1,
+                                                 'gid': '0000:0000:0000:0000:0000:ffff:c000:0201'}]})
+                    for o in (b['dump.1'][0], b['dump.2'][0], b['ntf'][0])],
+         'protected-gid with relation self'),
 ]
 print(f'{sum(results)} of {len(results)} cases as expected')
 sys.exit(0 if all(results) else 1)

@@ -12,6 +12,9 @@
 //! still, and first read the observed SecYs again. The state's mutex is
 //! taken inside RTNL.
 //!
+//! A fourth source tells the GIDs of `upper` ports: the RDMA core's event
+//! on a change of a GID table ([`GidWork`]).
+//!
 //! One change reaches no source: PN exhaustion, which clears a TX SA's
 //! `active` flag from the datapath (`macsec_pn_wrapped()`). Every SecY an
 //! operation showed is read again before each netlink answer, and every
@@ -54,6 +57,10 @@ use kernel::{
 /// while no one asks: the interval at which observed SecYs are read again
 /// while a port advertises offload.
 pub(crate) const REVALIDATE_MS: u32 = 1000;
+
+/// The most GIDs an `upper` port's object lists: with RDMA device names
+/// of the longest, the object still fits a default-sized message.
+pub(crate) const MAX_GIDS: usize = 16;
 
 /// Where a port's SecY comes from.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -138,12 +145,45 @@ pub(crate) struct Secy {
     view: Option<SecYRef>,
 }
 
+/// An RDMA device on a port.
+pub(crate) struct RdmaDev {
+    /// Its [`rdma::Device::id`]: the device is valid while this is
+    /// tracked (it goes in the client's `remove`).
+    pub(crate) id: usize,
+    /// The device's port that the netdev backs.
+    pub(crate) port: u32,
+    /// Its name.
+    pub(crate) name: KVec<u8>,
+}
+
+/// A GID of an `upper` port on which RoCE crosses the port's SecY.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Gid {
+    /// The RDMA device whose table holds it ([`RdmaDev::id`]).
+    pub(crate) rdma: usize,
+    /// Its index in the table.
+    pub(crate) index: u32,
+    /// The GID.
+    pub(crate) gid: [u8; 16],
+}
+
 /// A port: a netdev that backs an RDMA device.
 pub(crate) struct PortEntry {
     /// The netdev.
     pub(crate) dev: ARef<NetDevice>,
-    /// The RDMA devices on it: (identity, name).
-    pub(crate) rdma: KVec<(usize, KVec<u8>)>,
+    /// The RDMA devices on it.
+    pub(crate) rdma: KVec<RdmaDev>,
+    /// For an `upper` port whose SecY protects what it carries: the GIDs
+    /// whose netdev is the SecY, read by [`Bridge::finish`], but those in
+    /// [`PortEntry::stale`]. Empty otherwise.
+    pub(crate) gids: KVec<Gid>,
+    /// The RoCE v2 GIDs on the SecY that were there while it was not known
+    /// to be offloaded (or when they were first read): never listed.
+    stale: KVec<Gid>,
+    /// The SecY [`PortEntry::stale`] is about, if it is complete.
+    stale_of: Option<usize>,
+    /// How many times [`PortEntry::gids`] changed.
+    gid_changes: u32,
     /// How many times one of them was renamed (a rename changes the object).
     renames: u32,
     /// The advertised state.
@@ -196,6 +236,8 @@ struct View {
     rdma: (usize, usize),
     /// Renames of the port's RDMA devices.
     renames: u32,
+    /// Changes of the port's protected GIDs.
+    gid_changes: u32,
 }
 
 impl PortEntry {
@@ -204,6 +246,10 @@ impl PortEntry {
         PortEntry {
             dev: dev.into(),
             rdma: KVec::new(),
+            gids: KVec::new(),
+            stale: KVec::new(),
+            stale_of: None,
+            gid_changes: 0,
             renames: 0,
             port: Port::new(Knowledge::Unknown),
             relation: None,
@@ -695,6 +741,134 @@ impl WorkItem for Revalidate {
     }
 }
 
+/// Reads the GIDs of `upper` ports again after a GID table changed: a work
+/// item that takes RTNL. The RDMA core tells of the change with its table's
+/// mutex held, and sometimes RTNL ([`rdma::Events::gid_change`]), so the
+/// handler only queues this.
+#[pin_data]
+pub(crate) struct GidWork {
+    #[pin]
+    work: Work<GidWork>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for GidWork { self.work }
+}
+
+impl WorkItem for GidWork {
+    type Pointer = Arc<GidWork>;
+
+    fn run(_this: Arc<GidWork>) {
+        let mut rtnl = Rtnl::lock();
+        with(|b| {
+            b.update(&mut Locks::Own(&mut rtnl), (Cause::Rdma, 3, 0), |st, _| {
+                let Ports { all, dirty, .. } = &mut st.ports;
+                for (_, e) in all.iter_mut() {
+                    if e.relation == Some(Relation::Upper) {
+                        mark(e, dirty);
+                    }
+                }
+            })
+        });
+    }
+}
+
+/// The RDMA core's events, for the bridge.
+pub(crate) struct GidEvents;
+
+impl rdma::Events for GidEvents {
+    fn gid_change(_dev: &rdma::Device, _port: u32) {
+        with(|b| {
+            // Already queued: that run reads the change too.
+            let _ = workqueue::system().enqueue(b.gid_work.clone());
+        });
+    }
+}
+
+/// Reads again the GIDs on which RoCE crosses port `e`'s SecY, if `e` is
+/// an `upper` port, and lists those that are protected; called by
+/// [`Bridge::finish`], under the state's mutex, for every port it
+/// recomputes.
+///
+/// A GID is listed while what the SecY carries is protected (as far as the
+/// operation in flight allows: [`Port::carried`]), if it is a RoCE v2 GID
+/// whose netdev is the SecY itself, and if its entry appeared while the
+/// SecY was known to be offloaded. mlx5, the model of `upper`, protects
+/// only RoCE v2 GIDs, and only those its `add_gid` saw while the SecY was
+/// offloaded: a GID made before (an address kept across the SecY going
+/// down for its offload to change) is never protected, and one that was
+/// there before the module knew the SecY may not be. Such entries are
+/// [`PortEntry::stale`] until they leave the table. RoCE on a VLAN over the
+/// SecY crosses it as well, but is not claimed.
+fn read_gids(e: &mut PortEntry) {
+    let mut on_secy = KVec::new();
+    let mut read = true;
+    let secy = match (e.gone, e.relation, &e.secy) {
+        (false, Some(Relation::Upper), Some(secy)) => Some(secy),
+        _ => None,
+    };
+    if let Some(secy) = secy {
+        for r in e.rdma.iter() {
+            // SAFETY: `r` is tracked, so its device's `remove` has not
+            // run: that forgets it under the state's mutex, held here.
+            let ib = unsafe { rdma::Device::from_id(r.id) };
+            let ret = ib.gids(r.port, |a| {
+                if a.is_roce_v2() && a.is_on(secy) {
+                    let g = Gid {
+                        rdma: r.id,
+                        index: a.index(),
+                        gid: a.gid(),
+                    };
+                    on_secy.push(g, GFP_KERNEL)?;
+                }
+                Ok(())
+            });
+            if ret.is_err() {
+                read = false;
+                break;
+            }
+        }
+    }
+    let offloaded = matches!(e.port.known(), Knowledge::Known(s) if s.offload != Offload::Off);
+    let mut gids = KVec::new();
+    match secy.map(|d| key(d)) {
+        _ if !read => {
+            // Listing nothing claims nothing; what appears meanwhile is
+            // not known to be new.
+            warn_ratelimited!("{}: out of memory, GIDs not listed\n", e.dev.name());
+            e.stale_of = None;
+        }
+        None => {
+            e.stale = KVec::new();
+            e.stale_of = None;
+        }
+        Some(d) if !offloaded || e.stale_of != Some(d) => {
+            e.stale = on_secy;
+            e.stale_of = Some(d);
+        }
+        Some(_) => {
+            e.stale.retain(|g| on_secy.contains(g));
+            if e.port.carried().protection.is_offload() {
+                for g in on_secy
+                    .iter()
+                    .filter(|g| !e.stale.contains(g))
+                    .take(MAX_GIDS)
+                {
+                    if gids.push(*g, GFP_KERNEL).is_err() {
+                        warn_ratelimited!("{}: out of memory, GIDs not listed\n", e.dev.name());
+                        gids.clear();
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if gids[..] != e.gids[..] {
+        e.gids = gids;
+        e.gid_changes = e.gid_changes.wrapping_add(1);
+    }
+}
+
 /// Forgets RDMA device `id` on every port, and the ports it alone kept.
 /// Every port is looked at: ports are not indexed by RDMA device, which
 /// come and go far more rarely than netdev events.
@@ -706,7 +880,8 @@ fn forget_rdma(st: &mut State, id: usize) {
         let Some(e) = p.all.get_mut(&s) else { break };
         let n = e.rdma.len();
         // In place: nothing to allocate, so nothing else is lost.
-        e.rdma.retain(|(i, _)| *i != id);
+        e.rdma.retain(|r| r.id != id);
+        e.gids.retain(|g| g.rdma != id);
         if !e.wanted() && !e.gone {
             // Also a port `rdma_add` made for `id` and could not fill.
             p.retire(s);
@@ -891,6 +1066,13 @@ pub(crate) struct Bridge {
     deferred: Arc<Deferred>,
     /// The periodic re-read of the SecYs.
     revalidate: Arc<Revalidate>,
+    /// The re-read of GIDs after a GID table changed.
+    gid_work: Arc<GidWork>,
+    /// The handler of each tracked RDMA device's events, by its identity.
+    /// Taken without RTNL: registering and unregistering a handler waits
+    /// for running handlers, which the RDMA core may call with RTNL held.
+    #[pin]
+    handlers: Mutex<RBTree<usize, Pin<KBox<rdma::EventHandler<GidEvents>>>>>,
 }
 
 /// The bridge, published for the RDMA client and the family, whose
@@ -905,10 +1087,11 @@ pub(crate) fn with<R>(f: impl FnOnce(&Bridge) -> R) -> Option<R> {
     }
     // SAFETY: a non-null `BRIDGE` holds a reference from `Arc::into_raw`
     // (`publish`). `unpublish` releases it only after the RDMA client is
-    // unregistered and the deferred writer and periodic re-read are
-    // flushed (no port is left to queue them again), and the module's own
-    // reference outlives every family request (the family is unregistered
-    // before `state` is dropped).
+    // unregistered (with it every device's GID event handler) and the
+    // deferred writer, the periodic re-read and the re-read of GIDs are
+    // flushed (no port or handler is left to queue them again), and the
+    // module's own reference outlives every family request (the family is
+    // unregistered before `state` is dropped).
     Some(f(unsafe { &*ptr }))
 }
 
@@ -924,6 +1107,12 @@ impl Bridge {
         let revalidate = Arc::pin_init(
             pin_init!(Revalidate {
                 work <- new_delayed_work!("macsec_bridge:revalidate"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let gid_work = Arc::pin_init(
+            pin_init!(GidWork {
+                work <- new_work!("macsec_bridge:gids"),
             }),
             GFP_KERNEL,
         )?;
@@ -955,6 +1144,8 @@ impl Bridge {
                 ),
                 deferred,
                 revalidate,
+                gid_work,
+                handlers <- new_mutex!(RBTree::new(), "macsec_bridge:handlers"),
             }),
             GFP_KERNEL,
         )
@@ -973,6 +1164,44 @@ impl Bridge {
             // SAFETY: `raw` came from `Arc::into_raw` in `publish`.
             drop(unsafe { Arc::from_raw(raw) });
         }
+    }
+
+    /// Follows the GID tables of RDMA device `ib`, which is being added.
+    /// Called without RTNL, before [`Bridge::rdma_add`]: a change made after
+    /// the latter read the tables is then told.
+    ///
+    /// # Safety
+    ///
+    /// `ib` was given to the RDMA client's `add`, and [`Bridge::unfollow_gids`]
+    /// is called for it before its `remove` returns, or before `add`
+    /// returns failure.
+    pub(crate) unsafe fn follow_gids(&self, ib: &rdma::Device) -> Result {
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
+        // SAFETY: the handler goes in `unfollow_gids`, before `ib` does
+        // (the caller's guarantee).
+        let h = KBox::pin_init(unsafe { rdma::EventHandler::new(ib) }, GFP_KERNEL)?;
+        let old = self.handlers.lock().insert(node.into_node(ib.id(), h));
+        // Not there before: `add` comes once per device.
+        drop(old);
+        Ok(())
+    }
+
+    /// Stops following `ib`'s GID tables. Called without RTNL.
+    pub(crate) fn unfollow_gids(&self, ib: &rdma::Device) {
+        let h = self.handlers.lock().remove(&ib.id());
+        // Unregistered here, outside the lock: this waits for a running
+        // handler.
+        drop(h);
+    }
+
+    /// Waits for a re-read of GIDs, queued or running, to finish. Called
+    /// without RTNL, which it takes, once no device's handler is left to
+    /// queue it again.
+    pub(crate) fn flush_gids(&self) {
+        // SAFETY: the work item is valid and initialised (it lives in an
+        // `Arc` that `self` holds), and `flush_work` may sleep: the caller
+        // is in process context without RTNL.
+        unsafe { bindings::flush_work(Work::raw_get(&self.gid_work.work)) };
     }
 
     /// Waits for a deferred feature write, queued or running, to finish.
@@ -1106,6 +1335,7 @@ impl Bridge {
                     }
                 }
             }
+            read_gids(e);
             let view = view(e, secys);
             if e.last != Some(view) {
                 *clock += 1;
@@ -1324,10 +1554,15 @@ impl Bridge {
                     let Some(e) = st.ports.all.get_mut(&serial) else {
                         return Err(EINVAL);
                     };
-                    if !e.rdma.iter().any(|(id, _)| *id == ib.id()) {
+                    if !e.rdma.iter().any(|r| r.id == ib.id()) {
                         let mut name = KVec::new();
                         name.extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)?;
-                        e.rdma.push((ib.id(), name), GFP_KERNEL)?;
+                        let r = RdmaDev {
+                            id: ib.id(),
+                            port: p,
+                            name,
+                        };
+                        e.rdma.push(r, GFP_KERNEL)?;
                     }
                     st.ports.touch(serial);
                 }
@@ -1353,7 +1588,7 @@ impl Bridge {
             let Ports { all, dirty, .. } = &mut st.ports;
             for (_, e) in all.iter_mut() {
                 let mut renamed = false;
-                for (_, name) in e.rdma.iter_mut().filter(|(id, _)| *id == ib.id()) {
+                for RdmaDev { name, .. } in e.rdma.iter_mut().filter(|r| r.id == ib.id()) {
                     let mut new = KVec::new();
                     if new
                         .extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)
@@ -1550,8 +1785,9 @@ fn view(e: &PortEntry, secys: &RBTree<usize, Secy>) -> View {
         rdma: e
             .rdma
             .iter()
-            .fold((0, 0), |(n, sum), (id, _)| (n + 1, sum.wrapping_add(*id))),
+            .fold((0, 0), |(n, sum), r| (n + 1, sum.wrapping_add(r.id))),
         renames: e.renames,
+        gid_changes: e.gid_changes,
         secy_netns: e.secy.as_ref().map_or(0, |d| d.net().cookie()),
     }
 }

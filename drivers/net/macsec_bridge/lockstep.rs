@@ -389,13 +389,25 @@ impl Port {
         self.observe(known)
     }
 
+    /// What the SecY gives the traffic it carries: for a port it carries
+    /// whole, what the port advertises; for a partial one, what RoCE on the
+    /// SecY's own addresses gets. As [`Port::advertised`], no more than the
+    /// operation in flight leads to.
+    pub fn carried(&self) -> Verdict {
+        self.target_in(Scope::Whole)
+    }
+
     /// What the port may advertise: what is known, and no more than the
     /// operation in flight leads to.
     fn target(&self) -> Verdict {
-        let now = judge(&self.known, self.scope);
+        self.target_in(self.scope)
+    }
+
+    fn target_in(&self, scope: Scope) -> Verdict {
+        let now = judge(&self.known, scope);
         match &self.pending {
             Some(next) => {
-                let then = judge(next, self.scope);
+                let then = judge(next, scope);
                 if then.protection.rank() < now.protection.rank() {
                     then
                 } else {

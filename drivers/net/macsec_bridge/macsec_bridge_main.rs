@@ -105,6 +105,8 @@ impl Drop for MacsecBridge {
         // Both take RTNL, so they are waited for without it.
         self.bridge.flush_revalidate();
         self.bridge.flush_deferred();
+        // No device's GID handler is left to queue a re-read of GIDs.
+        self.bridge.flush_gids();
         bridge::Bridge::unpublish();
         // Unregistering the family waits for requests in flight; the
         // module's own reference keeps the bridge alive until then.

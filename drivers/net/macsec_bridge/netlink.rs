@@ -44,6 +44,11 @@ const A_DEV_GENERATION: u16 = 12;
 const A_DEV_PAD: u16 = 13;
 const A_DEV_SECY_NETNSID: u16 = 14;
 const A_DEV_SECY_NETNS_FD: u16 = 15;
+const A_DEV_PROTECTED_GID: u16 = 16;
+
+const A_GID_RDMA_DEV: u16 = 1;
+const A_GID_INDEX: u16 = 2;
+const A_GID_GID: u16 = 3;
 
 /// An ifindex in a request (one past `i32::MAX` names no device).
 const IFINDEX: AttrPolicy = AttrPolicy::u32_min(1);
@@ -108,12 +113,8 @@ pub(crate) fn fill(
 ) -> Result {
     msg.put_u32(A_DEV_IFINDEX.into(), e.dev.ifindex() as u32)?;
     msg.put_string(A_DEV_IFNAME.into(), e.dev.name())?;
-    for (_, name) in e.rdma.iter() {
-        let mut z = KVec::new();
-        z.extend_from_slice(name, GFP_KERNEL)?;
-        z.push(0, GFP_KERNEL)?;
-        let cstr = CStr::from_bytes_with_nul(&z).map_err(|_| EINVAL)?;
-        msg.put_string(A_DEV_RDMA_DEV.into(), cstr)?;
+    for r in e.rdma.iter() {
+        put_name(msg, A_DEV_RDMA_DEV, &r.name)?;
     }
     let v = e.port.advertised();
     msg.put_u32(A_DEV_PROTECTION.into(), protection(v.protection))?;
@@ -142,9 +143,46 @@ pub(crate) fn fill(
             }
         }
     }
+    for g in e.gids.iter() {
+        msg.nest(A_DEV_PROTECTED_GID.into(), |m| {
+            if let Some(r) = e.rdma.iter().find(|r| r.id == g.rdma) {
+                put_name(m, A_GID_RDMA_DEV, &r.name)?;
+            }
+            m.put_u32(A_GID_INDEX.into(), g.index)?;
+            let text = gid_text(&g.gid);
+            let text = CStr::from_bytes_with_nul(&text).map_err(|_| EINVAL)?;
+            m.put_string(A_GID_GID.into(), text)
+        })?;
+    }
     msg.put_u32(A_DEV_FEATURE_OWNER.into(), owner(e.owner))?;
     msg.put_u64(A_DEV_GENERATION.into(), e.generation, A_DEV_PAD.into())?;
     Ok(())
+}
+
+/// Puts `name` (no NUL) as a string attribute.
+fn put_name(msg: &MsgAttrs, kind: u16, name: &[u8]) -> Result {
+    let mut z = KVec::new();
+    z.extend_from_slice(name, GFP_KERNEL)?;
+    z.push(0, GFP_KERNEL)?;
+    let cstr = CStr::from_bytes_with_nul(&z).map_err(|_| EINVAL)?;
+    msg.put_string(kind.into(), cstr)
+}
+
+/// A GID as sysfs shows it (`%pI6`: eight groups of four lowercase hex
+/// digits), NUL-terminated.
+pub(crate) fn gid_text(gid: &[u8; 16]) -> [u8; 40] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [0u8; 40];
+    for (i, b) in gid.iter().enumerate() {
+        // Two digits per byte, a colon after every second byte but the last.
+        let at = i * 2 + i / 2;
+        t[at] = HEX[usize::from(b >> 4)];
+        t[at + 1] = HEX[usize::from(b & 0xf)];
+        if i % 2 == 1 && i < 15 {
+            t[at + 2] = b':';
+        }
+    }
+    t
 }
 
 /// `dev-get`'s request: one port, by ifindex. Its dump takes nothing.

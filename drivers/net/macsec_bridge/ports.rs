@@ -4,7 +4,8 @@
 //!
 //! The RDMA core calls `add`, `remove` and `rename` without RTNL and without a context
 //! of ours, so the client takes RTNL itself and reaches the bridge through
-//! [`bridge::with`].
+//! [`bridge::with`]. It also follows each device's GID tables, outside RTNL
+//! (see [`bridge::Bridge::follow_gids`]).
 
 use crate::bridge;
 use crate::net::rtnl::Rtnl;
@@ -18,13 +19,28 @@ impl Client for RdmaPorts {
     const NAME: &'static CStr = c"macsec_bridge";
 
     fn add(ib: &Device) -> Result {
-        let mut rtnl = Rtnl::lock();
-        bridge::with(|b| b.rdma_add(&mut rtnl, ib)).unwrap_or(Ok(()))
+        bridge::with(|b| {
+            // SAFETY: `ib` is being added; `remove` unfollows it, and so
+            // does a failure here.
+            unsafe { b.follow_gids(ib) }?;
+            let mut rtnl = Rtnl::lock();
+            let ret = b.rdma_add(&mut rtnl, ib);
+            drop(rtnl);
+            if ret.is_err() {
+                b.unfollow_gids(ib);
+            }
+            ret
+        })
+        .unwrap_or(Ok(()))
     }
 
     fn remove(ib: &Device) {
-        let mut rtnl = Rtnl::lock();
-        bridge::with(|b| b.rdma_remove(&mut rtnl, ib));
+        bridge::with(|b| {
+            // No more GID changes are told of, before the device goes.
+            b.unfollow_gids(ib);
+            let mut rtnl = Rtnl::lock();
+            b.rdma_remove(&mut rtnl, ib);
+        });
     }
 
     fn rename(ib: &Device) {

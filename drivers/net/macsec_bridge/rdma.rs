@@ -10,6 +10,10 @@
 //! The core does not pass the client to `add`, so a client is a type with
 //! associated functions; state lives where the type puts it.
 //!
+//! An [`EventHandler`] follows a device's GID table: the core calls
+//! [`Events::gid_change`] after every change of a port's table, which
+//! [`Device::gids`] reads.
+//!
 //! This lives in the module, not in the kernel crate: distributions build
 //! the RDMA core as a module (`INFINIBAND=m`), and a non-generic function
 //! of the kernel crate, compiled into vmlinux, could not call into
@@ -19,7 +23,7 @@
 use crate::bindings;
 use crate::net::device::NetDevice;
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::error::{from_result, to_result};
+use kernel::error::{from_err_ptr, from_result, to_result};
 use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::str::CStr;
@@ -73,6 +77,180 @@ impl Device {
     /// An identity usable as a map key while the device is alive.
     pub(crate) fn id(&self) -> usize {
         self.raw() as usize
+    }
+
+    /// The device whose [`Device::id`] is `id`.
+    ///
+    /// # Safety
+    ///
+    /// `id` is the identity of a device that was added to a [`Client`] and
+    /// whose `remove` has not returned, and stays so for `'a`.
+    pub(crate) unsafe fn from_id<'a>(id: usize) -> &'a Device {
+        // SAFETY: the device is valid for `'a` (the caller's guarantee).
+        unsafe { Device::from_raw(id as *mut bindings::ib_device) }
+    }
+
+    /// Calls `f` with each valid entry of `port`'s GID table, in index
+    /// order, and stops at the first error `f` returns. Each entry is
+    /// read under the table's rwlock and held for the call; the last
+    /// reference's release only queues the entry's freeing.
+    pub(crate) fn gids(&self, port: u32, mut f: impl FnMut(&GidAttr) -> Result) -> Result {
+        for index in 0..=c_int::MAX {
+            // SAFETY: the device is valid; the call checks the port number
+            // and the index, and returns a held entry or an error pointer.
+            let ptr = unsafe { rdma_get_gid_attr(self.raw().cast(), port, index) };
+            match from_err_ptr(ptr.cast::<bindings::ib_gid_attr>().cast_mut()) {
+                // `index` is past the table (or the port has none).
+                Err(e) if e == EINVAL => break,
+                // An empty entry.
+                Err(_) => continue,
+                Ok(attr) => {
+                    // INVARIANT: a valid entry, held until the guard drops.
+                    let attr = GidAttr(attr);
+                    f(&attr)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// `rdma/ib_cache.h`, which the kernel's `bindings` do not include. The
+// pointers are untyped: `improper_ctypes` cannot see that a pointer to
+// `ib_device` (whose fields include empty structs) is FFI-safe.
+extern "C" {
+    fn rdma_get_gid_attr(device: *mut c_void, port_num: u32, index: c_int) -> *const c_void;
+    fn rdma_put_gid_attr(attr: *const c_void);
+    fn rdma_read_gid_attr_ndev_rcu(attr: *const c_void) -> *mut c_void;
+}
+
+/// One entry of a port's GID table (`struct ib_gid_attr`), held.
+///
+/// # Invariants
+///
+/// `self.0` is a valid entry on which this holds a reference
+/// (`rdma_get_gid_attr`), given back when it drops.
+pub(crate) struct GidAttr(*mut bindings::ib_gid_attr);
+
+impl GidAttr {
+    /// The entry's index in its port's table.
+    pub(crate) fn index(&self) -> u32 {
+        // SAFETY: the entry is valid (type invariant); `index` does not
+        // change while it is held.
+        unsafe { (*self.0).index }.into()
+    }
+
+    /// The GID, in network byte order.
+    pub(crate) fn gid(&self) -> [u8; 16] {
+        // SAFETY: as for `index`. `union ib_gid` is its 16 bytes in network
+        // order (`raw`); read through a cast, as bindgen may render the
+        // union as a struct of marker fields.
+        unsafe { (&raw const (*self.0).gid).cast::<[u8; 16]>().read() }
+    }
+
+    /// Whether the entry is a RoCE v2 GID (`IB_GID_TYPE_ROCE_UDP_ENCAP`).
+    pub(crate) fn is_roce_v2(&self) -> bool {
+        // SAFETY: as for `index`.
+        unsafe { (*self.0).gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP }
+    }
+
+    /// Whether the entry's netdev is `dev`: RoCE on this GID leaves
+    /// through `dev`.
+    pub(crate) fn is_on(&self, dev: &NetDevice) -> bool {
+        let _rcu = kernel::sync::rcu::read_lock();
+        // SAFETY: the entry is valid and the RCU read lock is held, as the
+        // call requires; the result is only compared, never dereferenced.
+        let ndev = unsafe { rdma_read_gid_attr_ndev_rcu(self.0.cast()) };
+        core::ptr::eq(ndev.cast(), dev.as_raw())
+    }
+}
+
+impl Drop for GidAttr {
+    fn drop(&mut self) {
+        // SAFETY: the reference is ours (type invariant), and dropped once.
+        unsafe { rdma_put_gid_attr(self.0.cast()) };
+    }
+}
+
+/// What a device's [`EventHandler`] is told.
+pub(crate) trait Events: 'static {
+    /// `port`'s GID table changed. Called from process context with the
+    /// device's event handler lock held for reading, and depending on the
+    /// path with the table's mutex, RTNL (the RDMA core's address
+    /// tracking) or the core's device list lock held: take none of them,
+    /// nor anything held while waiting for them.
+    fn gid_change(dev: &Device, port: u32);
+}
+
+/// A handler of a device's asynchronous events (`ib_event_handler`).
+///
+/// # Invariants
+///
+/// `handler` is registered with the RDMA core while this exists, and its
+/// device outlives it.
+#[pin_data(PinnedDrop)]
+pub(crate) struct EventHandler<T: Events> {
+    #[pin]
+    handler: Opaque<bindings::ib_event_handler>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: the handler is only used by the RDMA core, under the device's
+// event handler lock; dropping it from another thread unregisters it.
+unsafe impl<T: Events> Send for EventHandler<T> {}
+// SAFETY: `&EventHandler` exposes nothing.
+unsafe impl<T: Events> Sync for EventHandler<T> {}
+
+impl<T: Events> EventHandler<T> {
+    /// Registers a handler of `dev`'s events, in place.
+    ///
+    /// # Safety
+    ///
+    /// `dev` outlives the handler: it is dropped before the `remove` of
+    /// the [`Client`] that was given `dev` returns.
+    pub(crate) unsafe fn new(dev: &Device) -> impl PinInit<Self> + '_ {
+        // SAFETY: every field is initialised; registration cannot fail.
+        unsafe {
+            pin_init::pin_init_from_closure(move |slot: *mut Self| {
+                let h = Opaque::cast_into(&raw const (*slot).handler);
+                // SAFETY: all-zero is a valid, unlinked handler.
+                let mut handler: bindings::ib_event_handler = core::mem::zeroed();
+                handler.device = dev.raw();
+                handler.handler = Some(Self::callback);
+                h.write(handler);
+                // INVARIANT: registered; the caller keeps `dev` alive.
+                bindings::ib_register_event_handler(h);
+                Ok(())
+            })
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core with a valid event of the handler's device.
+    unsafe extern "C" fn callback(
+        _h: *mut bindings::ib_event_handler,
+        event: *mut bindings::ib_event,
+    ) {
+        // SAFETY: the event is valid for the call.
+        let e = unsafe { &*event };
+        if e.event == bindings::ib_event_type_IB_EVENT_GID_CHANGE {
+            // SAFETY: a GID change names a port (`dispatch_gid_change_event`
+            // sets `port_num`, the union's member for port events, which
+            // starts it); read through a cast, as for `GidAttr::gid`.
+            let port = unsafe { (&raw const e.element).cast::<u32>().read() };
+            // SAFETY: the device outlives its registered handlers.
+            T::gid_change(unsafe { Device::from_raw(e.device) }, port);
+        }
+    }
+}
+
+#[pinned_drop]
+impl<T: Events> PinnedDrop for EventHandler<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: registered in `new`, for a device that is still valid
+        // (type invariants); this waits for a running callback.
+        unsafe { bindings::ib_unregister_event_handler(self.handler.get()) };
     }
 }
 

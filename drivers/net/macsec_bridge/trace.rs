@@ -50,7 +50,8 @@ pub(crate) enum Cause {
     OpAfter = 2,
     /// A generic netlink request (`bind`, `unbind`, a `dev-get`'s re-read).
     Request = 3,
-    /// The RDMA client: a device added, removed or renamed.
+    /// The RDMA client: a device added (code 0), removed (1) or renamed
+    /// (2), or a re-read of GIDs after a GID table changed (3).
     Rdma = 4,
     /// The periodic re-read of the SecYs.
     Revalidate = 5,

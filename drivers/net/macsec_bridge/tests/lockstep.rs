@@ -260,6 +260,34 @@ fn partial_scope_never_claims() {
 }
 
 #[test]
+fn carried_is_the_secy_verdict_and_follows_the_operation_in_flight() {
+    let s = offloaded();
+    let mut p = Port::new(Knowledge::Unknown);
+    p.observe_in(Knowledge::Known(s), Scope::Partial);
+    // The port claims nothing; the traffic the SecY carries is protected.
+    assert_eq!(p.advertised().protection, Protection::None);
+    assert_eq!(p.carried().protection, Protection::OffloadMac);
+    assert_eq!(p.carried().reason, None);
+    // A teardown in flight: the carried traffic is retracted before the
+    // driver runs, while the port's own verdict (none, partial) stays.
+    let g = p.generation();
+    let next = Knowledge::Known(predict(s, Op::DelTxsa { an: 0 }));
+    assert!(!p.before(&next));
+    assert_eq!(p.generation(), g);
+    assert_eq!(p.carried().protection, Protection::None);
+    assert_eq!(p.carried().reason, Some(Reason::NoActiveTxSa));
+    // It failed: macsec.c put the SecY back.
+    p.after(next, false);
+    assert_eq!(p.carried().protection, Protection::OffloadMac);
+    // A whole port carries what it advertises.
+    let mut w = Port::new(Knowledge::Known(s));
+    assert_eq!(w.carried(), w.advertised());
+    w.before(&next);
+    assert_eq!(w.carried(), w.advertised());
+    assert_eq!(w.advertised().protection, Protection::None);
+}
+
+#[test]
 fn scope_changes_are_one_generation_each() {
     let s = Knowledge::Known(offloaded());
     let mut p = Port::new(Knowledge::Unknown);
@@ -374,6 +402,8 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
     let gives = |partial: bool, s: &Option<SecyState>| if partial { 0 } else { allowed(s) };
     for e in events {
         let before = gives(partial, &real);
+        // What the SecY gives the traffic it carries, whatever the scope.
+        let carried_before = allowed(&real);
         match e {
             Ev::Mdo(_, ok, _) | Ev::SetSecy { ok, .. } if real.is_some() => {
                 let mut r = real.unwrap();
@@ -450,12 +480,17 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 // than before and after allow.
                 let adv = port.advertised().protection.rank();
                 prop_assert!(adv <= before, "{op:?}: advertised {adv} > before {before}");
+                // The same for the traffic the SecY carries (an upper
+                // port's GIDs on the SecY).
+                let car = port.carried().protection.rank();
+                prop_assert!(car <= carried_before, "{op:?}: carried {car} > before");
                 // macsec.c stops the SecY whatever the driver returns.
                 if ok || op == Op::DevStop {
                     prop_assert!(
                         adv <= gives(partial, &Some(after)),
                         "{op:?}: advertised {adv} > after"
                     );
+                    prop_assert!(car <= allowed(&Some(after)), "{op:?}: carried > after");
                     r = after;
                 }
                 lagging = !ok && (lagging || op == Op::DelSecy);
@@ -496,13 +531,20 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
         // Liveness: once the event is handled, the port says what is true,
         // unless the SecY has not been observed yet.
         let claim = if partial { 0 } else { claimable(&real) };
+        let carried = port.carried().protection.rank();
         if lagging {
             prop_assert!(port.advertised().protection.rank() <= claim);
+            prop_assert!(carried <= claimable(&real));
         } else if port.known() != Knowledge::Unknown {
             prop_assert_eq!(port.advertised().protection.rank(), claim);
             prop_assert!(port.advertised().protection.rank() <= gives(partial, &real));
+            prop_assert_eq!(carried, claimable(&real));
         } else {
             prop_assert_eq!(port.advertised().protection, Protection::None);
+            prop_assert_eq!(carried, 0);
+        }
+        if !partial {
+            prop_assert_eq!(port.carried(), port.advertised());
         }
         // The generation only ever moves forward.
         prop_assert!(port.generation() >= gen);

@@ -492,6 +492,11 @@ ns_path() {
 lockstep_bed() {
 	bed_require
 	on_exit lockstep_cleanup
+	# No IPv6 link-local addresses on the devices the table makes: an
+	# upper port lists the GIDs of its SecY's addresses, which the RDMA
+	# core adds when it gets to them, not when a row does.
+	LOCKSTEP_GEN_MODE=$(sysctl -n net.ipv6.conf.default.addr_gen_mode)
+	sysctl -qw net.ipv6.conf.default.addr_gen_mode=1
 	nsim_require
 	nsim_pair || bed_broken "a linked pair of netdevsim ports"
 }
@@ -615,6 +620,8 @@ PY
 }
 
 lockstep_cleanup() {
+	[ -z "${LOCKSTEP_GEN_MODE:-}" ] ||
+		sysctl -qw net.ipv6.conf.default.addr_gen_mode="$LOCKSTEP_GEN_MODE"
 	rdma link del mb_rxe0 2>/dev/null
 	ip link del macsec0 2>/dev/null
 	cleanup_ns

@@ -17,6 +17,11 @@
 # kernel recorded, so what was announced, in which order, and that nothing
 # else was. Finally the monitor's notifications are exactly the traced
 # announcements (name, generation, protection, reason), in order.
+#
+# Then RXE goes on mtn0 as well: an upper port, which never claims
+# protection but lists the GIDs of macsec0 (one, for an IPv4 address) while
+# the SecY protects them. Their retraction is an announcement of mtn0 before
+# the driver's call, their listing one after it returned.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +36,7 @@ ordering_cleanup() {
 	echo local >"$T/trace_clock" 2>/dev/null
 	echo >"$T/trace" 2>/dev/null
 	rdma link del mb_rxe1 2>/dev/null
+	rdma link del mb_rxe2 2>/dev/null
 	ip link del h0 2>/dev/null
 	nic_cleanup
 }
@@ -125,7 +131,7 @@ order_violation() {
 }
 
 ktap_print_header
-ktap_set_plan 30
+ktap_set_plan 41
 
 check "load" insmod_bridge "$MODULE_KO"
 check "trace: counter clock, the module's events on" \
@@ -211,6 +217,82 @@ orow "a new offloaded SecY, h0 unbound and bound to it: advertised after the dri
 	 ip link set macsec0 up && ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
 	 ynl_cli '' --do unbind --json '{\"ifindex\": '$(ifindex h0)'}' &&
 	 /usr/bin/python3 $lib_dir/mb_genl.py bind \$(cat /sys/class/net/macsec0/ifindex) $(ifindex h0)"
+# gids_of: port mtn0's protected GIDs in a dump, as `RDMA-DEV INDEX GID`.
+# (A dump takes a second or two here: the rows wait 40 of them at most.)
+gids_of() {
+	ynl_cli '' --dump dev-get | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    if p.get("ifname") == "mtn0":
+        for g in p.get("protected-gid", []):
+            print(g.get("rdma-dev"), g.get("index"), g.get("gid"))'
+}
+gids_listed() {
+	[ "$(gids_of | wc -l)" -eq "$1" ]
+}
+# sysfs_gids DEV NETDEV: the GIDs of DEV's port 1 whose netdev is NETDEV,
+# from sysfs, as gids_of prints them.
+sysfs_gids() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import os, sys
+dev, ndev = sys.argv[1:3]
+base = f'/sys/class/infiniband/{dev}/ports/1'
+for i in sorted(map(int, os.listdir(f'{base}/gid_attrs/ndevs'))):
+    try:
+        with open(f'{base}/gid_attrs/ndevs/{i}') as f:
+            if f.read().strip() != ndev:
+                continue
+    except OSError:  # an empty entry
+        continue
+    with open(f'{base}/gids/{i}') as f:
+        print(dev, i, f.read().strip())
+PY
+}
+
+# No IPv6 link-local address on macsec0: its GIDs are the ones a row adds.
+orow "RXE on the model NIC: an upper port, partial; macsec0 has no address, so no GID" other \
+	"mtn0:none/partial" -- \
+	"sysctl -qw net.ipv6.conf.macsec0.addr_gen_mode=1 && ip -6 addr flush dev macsec0 &&
+	 rdma link add mb_rxe2 type rxe netdev mtn0 && gids_listed 0"
+orow "an IPv4 address on macsec0: its GID listed, once the RDMA core has it" other \
+	"mtn0:none/partial" -- \
+	"ip addr add 192.0.2.1/24 dev macsec0 && wait_for 40 gids_listed 1"
+gid_is_sysfs() {
+	[ "$(gids_of)" = "$(sysfs_gids mb_rxe2 macsec0)" ] &&
+		gids_of | grep -qx "mb_rxe2 [0-9]* 0000:0000:0000:0000:0000:ffff:c000:0201"
+}
+check "the GID listed is macsec0's in sysfs, its IPv4-mapped address" gid_is_sysfs
+orow "TX SA deactivated: the GID unlisted before mdo_upd_txsa" teardown \
+	"h0:none/no-active-tx-sa mtn0:none/partial h0:bit-off mdo_upd_txsa ret=0 mtn0:none/no-active-tx-sa" -- \
+	"ip macsec set macsec0 tx sa 0 off"
+orow "TX SA activated: the GID listed after mdo_upd_txsa returned 0" setup \
+	"mdo_upd_txsa ret=0 h0:offload-mac/none mtn0:none/partial h0:bit-on" -- \
+	"ip macsec set macsec0 tx sa 0 on && gids_listed 1"
+orow "the address deleted: the GID unlisted" other \
+	"mtn0:none/partial" -- \
+	"ip addr del 192.0.2.1/24 dev macsec0 && wait_for 40 gids_listed 0"
+# mlx5 protects only the GIDs its add_gid saw while the SecY was offloaded:
+# an address made while it was not keeps its GID entry when offload comes
+# on (offload changes only while the SecY is down), and is never listed.
+orow "SecY down, its SA deactivated and deleted, offload off: mtn0 says secy-down after the driver (it claimed nothing)" other \
+	"h0:none/secy-down h0:bit-off mdo_dev_stop ret=0 mtn0:none/secy-down mdo_upd_txsa ret=0 mdo_del_txsa ret=0 h0:none/secy-down mtn0:none/secy-down mdo_del_secy ret=0" -- \
+	"ip link set macsec0 down && ip macsec set macsec0 tx sa 0 off &&
+	 ip macsec del macsec0 tx sa 0 && ip macsec offload macsec0 off"
+in_table() {
+	[ "$(sysfs_gids mb_rxe2 macsec0 | wc -l)" -eq "$1" ]
+}
+orow "an address while not offloaded, then offload, SA, up: its GID, made before the offload, is not listed" other \
+	"mdo_add_secy ret=0 h0:none/secy-down mtn0:none/secy-down mdo_add_txsa ret=0 mdo_dev_open ret=0 h0:offload-mac/none mtn0:none/partial h0:bit-on" -- \
+	"ip addr add 192.0.2.1/24 dev macsec0 && wait_for 40 in_table 1 &&
+	 ip macsec offload macsec0 mac && ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
+	 ip link set macsec0 up && gids_listed 0"
+orow "another address, made while offloaded: its GID is listed" other \
+	"mtn0:none/partial" -- \
+	"ip addr del 192.0.2.1/24 dev macsec0 && ip addr add 192.0.2.2/24 dev macsec0 &&
+	 wait_for 40 gids_listed 1 && gids_of | grep -q ' 0000:0000:0000:0000:0000:ffff:c000:0202$'"
+orow "RXE on the model NIC deleted: port mtn0 gone; the driver is not called" other \
+	"mtn0:none/unknown" -- \
+	"rdma link del mb_rxe2"
 orow "the model NIC removed: h0 retracted before mdo_del_secy" teardown \
 	"h0:none/lower-down h0:bit-off h0:none/lower-down mdo_del_secy ret=0 mdo_dev_stop ret=0 h0:none/secy-down h0:none/binding-stale" -- \
 	"ip link set mtn0 alias '' && rmmod macsec_test_nic"
@@ -249,6 +331,17 @@ PY
 }
 check "no notification contradicts itself (encrypt-off with encrypt 1, offload-off with encrypt)" \
 	self_consistent
+# mtn0's notifications, as REASON:GIDS (how many it lists).
+upper_gids() {
+	/usr/bin/python3 - "$ROW_DIR/mon.all" <<'PY'
+import json, sys
+print(' '.join(f"{n['msg'].get('reason')}:{len(n['msg'].get('protected-gid', []))}"
+               for n in json.load(open(sys.argv[1]))
+               if n.get('name') == 'dev-change-ntf' and n['msg'].get('ifname') == 'mtn0'))
+PY
+}
+check "the upper port listed the GID exactly while the SecY protected it" \
+	[ "$(upper_gids)" = "partial:0 partial:1 partial:0 no-active-tx-sa:0 partial:1 partial:0 secy-down:0 secy-down:0 secy-down:0 partial:0 partial:1 unknown:0" ]
 check "unload" rmmod macsec_bridge
 
 ktap_finished

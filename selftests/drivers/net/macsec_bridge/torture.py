@@ -94,6 +94,9 @@ MB_ATTRS = {1: 'ifindex', 2: 'ifname', 3: 'rdma-dev', 4: 'protection', 5: 'reaso
             11: 'feature-owner', 12: 'generation', 14: 'secy-netnsid'}
 PROTECTION = {0: 'none', 1: 'software', 2: 'offload-mac', 3: 'offload-phy'}
 RELATION = {0: 'self', 1: 'upper', 2: 'bound'}
+# The reference's reason for an upper port whose SecY protects: only then
+# may it list protected GIDs.
+UPPER_PROTECTS = 'upper: the SecY carries only its own GIDs'
 OWNER = {0: 'bridge', 1: 'driver'}
 RANK = {'none': 0, 'software': 1, 'offload-mac': 2, 'offload-phy': 2}
 
@@ -702,7 +705,7 @@ class Torture:
             return 0, 'none', why
         if p.get('relation') == 'upper':
             # The port's own GIDs bypass the SecY on its real device.
-            return 0, 'none', 'upper: the SecY carries only its own GIDs'
+            return 0, 'none', UPPER_PROTECTS
         kind = 'offload-mac' if y['offload'] == 2 else 'offload-phy'
         return 2, kind, kind
 
@@ -714,6 +717,9 @@ class Torture:
         if RANK.get(prot, 9) > rank or (prot.startswith('offload') and prot != kind):
             out.append(f'{ns.name} {name}: {where} says {prot}, the SecY gives {kind} '
                        f'({why}); object {json.dumps(p)}')
+        elif p.get('protected-gid') and why != UPPER_PROTECTS:
+            out.append(f'{ns.name} {name}: {where} lists protected GIDs, but {why}; '
+                       f'object {json.dumps(p)}')
         elif rank and prot.startswith('offload'):
             self.offload_checks += 1
             _, _, y = self.secy_of(p, ns, views)
