@@ -125,7 +125,10 @@ pub fn string_attr(s: impl Into<String>) -> DeviceAttribute {
 /// The MACsec attributes of a port under `domain`. Always present, so that
 /// a selector on them never hits a missing attribute (a runtime error in
 /// the scheduler): a netdev the kernel does not track is `macsecEgress`
-/// false, protection `none`, reason `untracked`.
+/// false, protection `none`, reason `untracked`. `macsecProtectedGids`
+/// counts the GIDs of an `upper` port on which RoCE is protected (the
+/// port's own egress never is): a workload that sources its RoCE from
+/// the SecY's addresses may select on it.
 pub fn macsec_attributes(
     domain: &str,
     port: Option<&PortState>,
@@ -143,11 +146,14 @@ pub fn macsec_attributes(
             if let Some(c) = &p.cipher {
                 m.insert(q("macsecCipher"), string_attr(c));
             }
+            let gids = i64::try_from(p.protected_gids.len()).unwrap_or(i64::MAX);
+            m.insert(q("macsecProtectedGids"), int_attr(gids));
         }
         None => {
             m.insert(q("macsecEgress"), bool_attr(false));
             m.insert(q("macsecProtection"), string_attr("none"));
             m.insert(q("macsecReason"), string_attr("untracked"));
+            m.insert(q("macsecProtectedGids"), int_attr(0));
         }
     }
     m

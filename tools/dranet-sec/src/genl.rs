@@ -69,6 +69,9 @@ pub mod attr {
     pub const GENERATION: u16 = 12;
     pub const SECY_NETNSID: u16 = 14;
     pub const SECY_NETNS_FD: u16 = 15;
+    pub const PROTECTED_GID: u16 = 16;
+    /// In a `protected-gid` nest.
+    pub const GID_GID: u16 = 3;
 }
 
 /// A request the kernel refused: its errno and extack message.
@@ -130,6 +133,14 @@ pub fn parse(g: &Genlmsghdr<u8, u16>) -> Result<PortState> {
             attr::FEATURE_OWNER => p.feature_owner = Some(name_of(FEATURE_OWNER, u32_()?)),
             attr::GENERATION => p.generation = a.get_payload_as::<u64>()?,
             attr::SECY_NETNSID => p.secy_netnsid = Some(a.get_payload_as::<i32>()?),
+            attr::PROTECTED_GID => {
+                for g in a.get_attr_handle::<u16>()?.iter() {
+                    if *g.nla_type().nla_type() == attr::GID_GID {
+                        p.protected_gids
+                            .push(g.get_payload_as_with_len::<String>()?);
+                    }
+                }
+            }
             // Newer attributes: ignored, as netlink wants.
             _ => {}
         }
@@ -373,5 +384,56 @@ impl Monitor {
             }
         }
         Ok(Read::Messages(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nla(t: u16, payload: impl Into<Buffer>) -> Nlattr<u16, Buffer> {
+        NlattrBuilder::default()
+            .nla_type(AttrTypeBuilder::default().nla_type(t).build().unwrap())
+            .nla_payload(payload.into())
+            .build()
+            .unwrap()
+    }
+
+    fn string(s: &str) -> Vec<u8> {
+        let mut v = s.as_bytes().to_vec();
+        v.push(0);
+        v
+    }
+
+    /// A `protected-gid` nest as the kernel puts it: device, index, GID.
+    fn gid(index: u32, g: &str) -> Nlattr<u16, Buffer> {
+        nla(attr::PROTECTED_GID, Vec::new())
+            .nest(&nla(1, string("mb_rxe2")))
+            .unwrap()
+            .nest(&nla(2, index.to_ne_bytes().to_vec()))
+            .unwrap()
+            .nest(&nla(attr::GID_GID, string(g)))
+            .unwrap()
+    }
+
+    #[test]
+    fn protected_gids_are_read_from_their_nests() {
+        let v4 = "0000:0000:0000:0000:0000:ffff:c000:0201";
+        let v6 = "fe80:0000:0000:0000:0000:00ff:fe00:0001";
+        let mut attrs = GenlBuffer::new();
+        attrs.push(nla(attr::IFNAME, string("mtn0")));
+        attrs.push(nla(attr::PROTECTION, 0u32.to_ne_bytes().to_vec()));
+        attrs.push(gid(3, v4));
+        attrs.push(gid(4, v6));
+        let g = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
+            .cmd(CMD_DEV_CHANGE_NTF)
+            .version(1)
+            .attrs(attrs)
+            .build()
+            .unwrap();
+        let p = parse(&g).unwrap();
+        assert_eq!(p.ifname, "mtn0");
+        assert_eq!(p.protection, "none");
+        assert_eq!(p.protected_gids, [v4, v6]);
     }
 }

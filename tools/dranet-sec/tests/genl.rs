@@ -44,19 +44,26 @@ fn enums_match_the_spec() {
 #[test]
 fn attributes_and_ops_match_the_spec() {
     let s = spec();
-    let set = s["attribute-sets"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "dev")
-        .unwrap();
-    let names: Vec<&str> = set["attributes"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
-    let num = |n: &str| names.iter().position(|x| *x == n).unwrap() as u16 + 1;
+    let names = |set_name: &str| -> Vec<String> {
+        let set = s["attribute-sets"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == set_name)
+            .unwrap();
+        set["attributes"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (dev, gid) = (names("dev"), names("gid"));
+    let num = |n: &str| dev.iter().position(|x| x == n).unwrap() as u16 + 1;
+    assert_eq!(
+        gid.iter().position(|x| x == "gid").unwrap() as u16 + 1,
+        attr::GID_GID
+    );
     for (n, v) in [
         ("ifindex", attr::IFINDEX),
         ("ifname", attr::IFNAME),
@@ -72,6 +79,7 @@ fn attributes_and_ops_match_the_spec() {
         ("generation", attr::GENERATION),
         ("secy-netnsid", attr::SECY_NETNSID),
         ("secy-netns-fd", attr::SECY_NETNS_FD),
+        ("protected-gid", attr::PROTECTED_GID),
     ] {
         assert_eq!(num(n), v, "{n}");
     }

@@ -191,3 +191,24 @@ fn slices_serialize_as_resource_k8s_io_v1() {
     let back: k8s_openapi::api::resource::v1::ResourceSlice = serde_yaml::from_str(&y).unwrap();
     assert_eq!(&back, s);
 }
+
+#[test]
+fn protected_gids_are_counted_for_every_device() {
+    let p = dranet_sec::state::PortState {
+        ifname: "mtn0".into(),
+        protection: "none".into(),
+        reason: "partial".into(),
+        relation: Some("upper".into()),
+        protected_gids: vec!["0000:0000:0000:0000:0000:ffff:c000:0201".into()],
+        ..Default::default()
+    };
+    let gids =
+        |p| attrs::macsec_attributes(DOMAIN, p)[&format!("{DOMAIN}/macsecProtectedGids")].int;
+    assert_eq!(gids(Some(&p)), Some(1));
+    let whole = dranet_sec::state::PortState {
+        protected_gids: Vec::new(),
+        ..p.clone()
+    };
+    assert_eq!(gids(Some(&whole)), Some(0));
+    assert_eq!(gids(None), Some(0), "untracked");
+}

@@ -166,6 +166,7 @@ fn attributes_for_every_device() {
         ("macsecReason", json!({"string": "none"})),
         ("macsecRelation", json!({"string": "upper"})),
         ("macsecCipher", json!({"string": "gcm-aes-256"})),
+        ("macsecProtectedGids", json!({"int": 0})),
     ]
     .into_iter()
     .map(|(k, v)| (format!("{DOMAIN}/{k}"), v))
@@ -177,6 +178,7 @@ fn attributes_for_every_device() {
         ("macsecEgress", json!({"bool": false})),
         ("macsecProtection", json!({"string": "none"})),
         ("macsecReason", json!({"string": "untracked"})),
+        ("macsecProtectedGids", json!({"int": 0})),
     ]
     .into_iter()
     .map(|(k, v)| (format!("{DOMAIN}/{k}"), v))
