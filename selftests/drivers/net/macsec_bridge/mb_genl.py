@@ -43,6 +43,19 @@ datagram at a time with a change made between two of them.
         removal). Prints the counts of each outcome; exits 1 on a
         violation, or if no try left the device untracked (no fault
         reached the module).
+    mb_genl.py secy-faults NETNS LOWER PORT SECY
+        counts the slab allocations of creating mbf0, a MACsec netdev
+        offloaded to LOWER in the namespace file NETNS (RTM_NEWLINK), then
+        fails them one at a time from the last backwards until one leaves
+        mbf0 created but not tracked by the module (PORT, bound to it,
+        reports reason unknown, where a tracked SecY's reason is
+        secy-down). Then, with PORT bound to that SecY, an offload
+        operation on it (an active TX SA added), which the module sees
+        before and after the driver; then PORT is bound to SECY (an
+        ifindex in NETNS), which protects. PORT must then say offload-mac:
+        the operation on the untracked SecY held it down no longer than it
+        ran. Prints what happened; exits 1 if PORT stays down, or if no
+        fault left mbf0 untracked.
     mb_genl.py churn NETNS SECY_IFINDEX PORT STOP
         until the file STOP exists: binds PORT to SECY_IFINDEX (in the
         namespace file NETNS), dumps, unbinds, dumps, finding the family
@@ -87,6 +100,15 @@ CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 
 CMD_DEV_GET, CMD_BIND, CMD_UNBIND = 1, 3, 4
 A_IFINDEX, A_IFNAME, A_RELATION, A_SECY_IFINDEX, A_SECY_NETNS_FD = 1, 2, 6, 7, 15
+A_PROTECTION, A_REASON = 4, 5
+PROTECTIONS = {0: 'none', 1: 'software', 2: 'offload-mac', 3: 'offload-phy'}
+REASONS = {0: 'none', 1: 'unknown', 4: 'secy-down'}
+# rtnetlink (include/uapi/linux/rtnetlink.h, if_link.h): a MACsec link.
+RTM_NEWLINK = 16
+NLM_F_EXCL, NLM_F_CREATE, NLA_F_NESTED = 0x200, 0x400, 0x8000
+IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO = 3, 5, 18
+IFLA_INFO_KIND, IFLA_INFO_DATA = 1, 2
+IFLA_MACSEC_OFFLOAD, MACSEC_OFFLOAD_MAC = 15, 2
 A_GENERATION = 12
 SYS_FINIT_MODULE, SYS_DELETE_MODULE = 313, 176
 A_RDMA_DEV = 3
@@ -382,6 +404,26 @@ def port_attrs(g, port):
                 found = pairs
 
 
+def faulted(fail, sock, msg, n):
+    """Sends the request MSG on SOCK with the n-th allocation failing: its
+    errno (None: no answer, the ack itself failed) and the allocations
+    the fault still waited for."""
+    fail.arm(n)
+    try:
+        sock.send(msg)
+    except OSError as e:
+        return e.errno, fail.disarm_left()
+    left = fail.disarm_left()
+    try:
+        while True:
+            data = sock.recv(8192)
+            kind, = struct.unpack_from('H', data, 4)
+            if kind == NLMSG_ERROR:
+                return -struct.unpack_from('i', data, 16)[0], left
+    except OSError:
+        return None, left
+
+
 def rdma_faults(netdev, name):
     """See the module's doc string."""
     fail = FailNth()
@@ -396,26 +438,12 @@ def rdma_faults(netdev, name):
 
     def add(n):
         """`rdma link add NAME type rxe netdev NETDEV` with the n-th
-        allocation failing: the errno (None: no answer, the ack itself
-        failed) and the allocations the fault still waited for."""
+        allocation failing (see faulted)."""
         nonlocal seq
         seq += 1
         msg = struct.pack('IHHII', 16 + len(body), RDMA_NEWLINK, NLM_F_REQUEST | NLM_F_ACK,
                           seq, 0) + body
-        fail.arm(n)
-        try:
-            rd.send(msg)
-        except OSError as e:
-            return e.errno, fail.disarm_left()
-        left = fail.disarm_left()
-        try:
-            while True:
-                data = rd.recv(8192)
-                kind, = struct.unpack_from('H', data, 4)
-                if kind == NLMSG_ERROR:
-                    return -struct.unpack_from('i', data, 16)[0], left
-        except OSError:
-            return None, left
+        return faulted(fail, rd, msg, n)
 
     def exists():
         return os.path.isdir(f'/sys/class/infiniband/{name}')
@@ -611,7 +639,106 @@ def reload(ko, cycles, port):
     return 1 if out['violations'] else 0
 
 
+def verdict(g, port):
+    """PORT's protection/reason in a dump ('untracked' if it is none)."""
+    a = g.ports().get(port)
+    if a is None:
+        return 'untracked'
+    p = struct.unpack('I', a[A_PROTECTION])[0]
+    r = struct.unpack('I', a[A_REASON])[0] if A_REASON in a else 0
+    return f'{PROTECTIONS.get(p, p)}/{REASONS.get(r, r)}'
+
+
+def secy_faults(netns, lower, port, secy):
+    """See the module's doc string."""
+    fail = FailNth()
+    libc = ctypes.CDLL(None, use_errno=True)
+    g = Genl()
+    nsfd = os.open(netns, os.O_RDONLY)
+    port_ifindex = socket.if_nametoindex(port)
+    # From here this thread is in the SecY's namespace; g's socket stays
+    # in the port's.
+    nscall(libc.setns, nsfd, CLONE_NEWNET)
+    rt = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    rt.bind((0, 0))
+    rt.settimeout(60)
+    info = attr(IFLA_INFO_KIND, b'macsec\0') + attr(
+        IFLA_INFO_DATA | NLA_F_NESTED, attr(IFLA_MACSEC_OFFLOAD, bytes([MACSEC_OFFLOAD_MAC])))
+    body = (struct.pack('BBHiII', socket.AF_UNSPEC, 0, 0, 0, 0, 0)
+            + attr(IFLA_IFNAME, b'mbf0\0')
+            + attr(IFLA_LINK, struct.pack('I', socket.if_nametoindex(lower)))
+            + attr(IFLA_LINKINFO | NLA_F_NESTED, info))
+    msg = struct.pack('IHHII', 16 + len(body), RTM_NEWLINK,
+                      NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, 1, 0) + body
+
+    def add(n):
+        """Creates mbf0 with the n-th allocation failing (see faulted)."""
+        return faulted(fail, rt, msg, n)
+
+    def exists():
+        try:
+            return socket.if_nametoindex('mbf0')
+        except OSError:
+            return 0
+
+    def bind(ifindex):
+        g.request(g.family, CMD_BIND, 0, requests(port_ifindex, ifindex, nsfd)[CMD_BIND])
+
+    def unbind():
+        g.request(g.family, CMD_UNBIND, 0, requests(port_ifindex, 0)[CMD_UNBIND])
+
+    def delete():
+        subprocess.run(['ip', 'link', 'del', 'mbf0'], check=True)
+
+    for _ in range(2):
+        err, _ = add(0)
+        if err or not exists():
+            print(f'creating mbf0: errno {err}')
+            return 1
+        delete()
+    big = 1 << 30
+    err, left = add(big)
+    if err or not exists():
+        print(f'creating mbf0: errno {err}')
+        return 1
+    total = big - left
+    delete()
+    tried = 0
+    for n in range(total, max(total - 300, 0), -1):
+        tried += 1
+        err, _ = add(n)
+        ifindex = exists()
+        if not ifindex:
+            continue
+        bind(ifindex)
+        state = verdict(g, port)
+        if state == 'none/unknown':
+            break
+        unbind()
+        delete()
+    else:
+        print(f'creating mbf0: {total} allocations; no fault of the last {tried} '
+              f'left it untracked')
+        return 1
+    print(f'creating mbf0: {total} allocations; failing allocation {n} left it untracked '
+          f'(errno {err}): {port} bound to it says {state}')
+    ops = subprocess.run(['ip', 'macsec', 'add', 'mbf0', 'tx', 'sa', '0', 'pn', '1', 'on',
+                          'key', '01', '0' * 32], capture_output=True, text=True)
+    after_op = verdict(g, port)
+    unbind()
+    bind(secy)
+    rebound = verdict(g, port)
+    unbind()
+    delete()
+    print(f'an active TX SA on mbf0 (exit {ops.returncode}): {port} says {after_op}; '
+          f'bound to the protecting SecY: {rebound}')
+    ok = ops.returncode == 0 and after_op == 'none/unknown' and rebound == 'offload-mac/none'
+    return 0 if ok else 1
+
+
 def main():
+    if sys.argv[1] == 'secy-faults':
+        return secy_faults(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     if sys.argv[1] == 'churn':
         return churn(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
     if sys.argv[1] == 'reload':
