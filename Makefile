@@ -5,7 +5,8 @@
 #
 #   make            build the module against the cached test kernel
 #   make check      every test: host unit tests, lint, DKMS, kselftests in a VM
-#   make check-debug  the same on a KASAN kernel
+#   make check-debug  the same on a KASAN kernel (longer than 3 hours here:
+#                   SHARD=1/2 and SHARD=2/2 run half the kselftests each)
 #   make check-series the kernel-crate patch series builds at every patch
 #   make demo       the whole story, in a VM
 #   make bench      the module's cost at 16 to 1,024 ports (beside an older
@@ -46,7 +47,8 @@ module: kernel
 		$(if $(filter kasan,$(VARIANT)),LLVM=-19) modules
 
 check: setup
-	@scripts/check.sh --variant $(VARIANT) $(if $(KERNEL),--kernel $(KERNEL))
+	@scripts/check.sh --variant $(VARIANT) $(if $(KERNEL),--kernel $(KERNEL)) \
+		$(if $(SHARD),--shard $(SHARD))
 
 check-debug:
 	@$(MAKE) --no-print-directory check VARIANT=kasan

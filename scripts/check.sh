@@ -27,13 +27,21 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 variant=debug
 series_list=()
+shard=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
+	--shard) shard=$2; shift 2 ;;
 	--kernel) series_list+=("$2"); shift 2 ;;
 	*) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+
+if [ -n "$shard" ] && { ! [[ $shard =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] ||
+	[ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ]; }; then
+	echo "check.sh: --shard takes I/N with 1 <= I <= N, not '$shard'" >&2
+	exit 2
+fi
 
 # Every kernel series, unless told: 7.3 with its patch series and the
 # module, 6.12 with its overlay and the kernel-side tests. KASAN is built
@@ -139,6 +147,18 @@ vm_results() {
 		*) result "kselftest $name" 0 "$1" ;;
 		esac
 	done < "$log/vm-results"
+}
+
+# vm_times: each kselftest's seconds and name, slowest first, in
+# $log/ksft-times, from the guest's stamps of its start and end
+# (vm-selftests.sh); the five slowest are printed.
+vm_times() {
+	awk '$2 == "#" && $3 == "selftests:" { start = $1; name = $NF; next }
+	     start && / selftests: / { print $1 - start, name; start = 0 }' \
+		"$log/ksft-results.times" 2>/dev/null | sort -rn >"$log/ksft-times"
+	[ ! -s "$log/ksft-times" ] ||
+		echo "      slowest: $(head -5 "$log/ksft-times" |
+			awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 }
 
 # vm_ran LOG RC: a VM that reported no test, or that failed, is a failure.
@@ -307,6 +327,21 @@ test_kernel() {
 			  pod_rping.sh dmesg_clean.sh)
 	fi
 
+	# --shard I/N: the I-th of N parts of the module's kselftests (every
+	# N-th, from the I-th), each with the final dmesg scan; the host tests
+	# and builds run in every part.
+	if [ -n "$shard" ] && [ ${#vm_tests[@]} -eq 0 ]; then
+		local i=${shard%/*} n=${shard#*/} p=0 t all
+		read -ra all < <(sed -n 's/^TEST_PROGS := //p' \
+			"$top/selftests/drivers/net/macsec_bridge/Makefile")
+		for t in "${all[@]}"; do
+			[ "$t" = dmesg_clean.sh ] && continue
+			[ $((p % n)) -eq $((i - 1)) ] && vm_tests+=("$t")
+			p=$((p + 1))
+		done
+		vm_tests+=(dmesg_clean.sh)
+		echo "== $KERNEL_SERIES: shard $shard: ${vm_tests[*]}"
+	fi
 	echo "== $KERNEL_SERIES: kselftests in the VM"
 	out=$log/vm.log
 	# TCG is slow, and KASAN slower still: a lockstep table of 27 rows, each
@@ -337,6 +372,7 @@ test_kernel() {
 		"$top/scripts/vm-selftests.sh" "$kdir" "${vm_tests[@]}" >"$out" 2>&1
 	vmrc=$?
 	vm_results "$out"
+	vm_times
 
 	# KUnit doctests of the abstractions (overlay or series) ran at boot;
 	# each counts.
@@ -454,6 +490,7 @@ test_stock() {
 		"$top/scripts/vm-selftests.sh" "$kdir" "${stock_tests[@]}" >"$out" 2>&1
 	vmrc=$?
 	vm_results "$out"
+	vm_times
 	vm_ran "$out" "$vmrc"
 }
 

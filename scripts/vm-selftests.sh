@@ -38,7 +38,18 @@ results=${KSFT_RESULTS:-/tmp/ksft-results}
 logfile=/proc/self/fd/1
 # The KUnit suites ran at boot; keep their KTAP for the host to count.
 cat /sys/kernel/debug/kunit/*/results > "$results.kunit" 2>/dev/null
-run_many "${tests[@]}" | tee "$results"
+# Each test's start and end, with the guest's clock (seconds), in
+# $results.times: what make check reports as the slowest tests.
+stamp() {
+	local l
+	while IFS= read -r l; do
+		case $l in
+		'# selftests: '* | 'ok '* | 'not ok '*) printf '%(%s)T %s\n' -1 "$l" ;;
+		esac
+	done
+}
+run_many "${tests[@]}" | tee "$results" >(stamp >"$results.times")
+wait $!
 # Every test reported, none failed.
 [ "$(grep -cE '^(not )?ok [0-9]+ selftests:' "$results")" -eq ${#tests[@]} ] &&
 ! grep -q '^not ok' "$results"
