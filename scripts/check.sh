@@ -346,7 +346,7 @@ test_kernel() {
 	out=$log/vm.log
 	# TCG is slow, and KASAN slower still: a lockstep table of 27 rows, each
 	# running the YNL CLI and ethtool, takes longer than the tests' `settings`
-	# (600 s) on a KASAN kernel. The kselftest runner's override (what
+	# (900 s) on a KASAN kernel. The kselftest runner's override (what
 	# run_kselftest.sh -o sets) raises the per-test limit for that variant only.
 	# (Two guests side by side, each on half the tests, were slower: each
 	# test took twice as long, and a lockstep table hit its limit.)
