@@ -881,7 +881,6 @@ fn forget_rdma(st: &mut State, id: usize) {
         let n = e.rdma.len();
         // In place: nothing to allocate, so nothing else is lost.
         e.rdma.retain(|r| r.id != id);
-        e.gids.retain(|g| g.rdma != id);
         if !e.wanted() && !e.gone {
             // Also a port `rdma_add` made for `id` and could not fill.
             p.retire(s);

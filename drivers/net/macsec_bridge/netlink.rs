@@ -170,7 +170,7 @@ fn put_name(msg: &MsgAttrs, kind: u16, name: &[u8]) -> Result {
 
 /// A GID as sysfs shows it (`%pI6`: eight groups of four lowercase hex
 /// digits), NUL-terminated.
-pub(crate) fn gid_text(gid: &[u8; 16]) -> [u8; 40] {
+fn gid_text(gid: &[u8; 16]) -> [u8; 40] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut t = [0u8; 40];
     for (i, b) in gid.iter().enumerate() {
