@@ -11,14 +11,16 @@ fn spec() -> serde_yaml::Value {
     serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn entries(spec: &serde_yaml::Value, name: &str) -> Vec<String> {
-    let def = spec["definitions"]
+/// The names in list `key` of the item `name` of the spec's `section`
+/// (a list entry is a name, or a map with one).
+fn names(spec: &serde_yaml::Value, section: &str, name: &str, key: &str) -> Vec<String> {
+    let item = spec[section]
         .as_sequence()
         .unwrap()
         .iter()
         .find(|d| d["name"] == name)
         .unwrap();
-    def["entries"]
+    item[key]
         .as_sequence()
         .unwrap()
         .iter()
@@ -28,6 +30,10 @@ fn entries(spec: &serde_yaml::Value, name: &str) -> Vec<String> {
                 .unwrap_or_else(|| e["name"].as_str().unwrap().to_string())
         })
         .collect()
+}
+
+fn entries(spec: &serde_yaml::Value, name: &str) -> Vec<String> {
+    names(spec, "definitions", name, "entries")
 }
 
 #[test]
@@ -44,21 +50,8 @@ fn enums_match_the_spec() {
 #[test]
 fn attributes_and_ops_match_the_spec() {
     let s = spec();
-    let names = |set_name: &str| -> Vec<String> {
-        let set = s["attribute-sets"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .find(|a| a["name"] == set_name)
-            .unwrap();
-        set["attributes"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .map(|a| a["name"].as_str().unwrap().to_string())
-            .collect()
-    };
-    let (dev, gid) = (names("dev"), names("gid"));
+    let attributes = |set: &str| names(&s, "attribute-sets", set, "attributes");
+    let (dev, gid) = (attributes("dev"), attributes("gid"));
     let num = |n: &str| dev.iter().position(|x| x == n).unwrap() as u16 + 1;
     assert_eq!(
         gid.iter().position(|x| x == "gid").unwrap() as u16 + 1,

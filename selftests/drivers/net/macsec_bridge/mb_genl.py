@@ -424,6 +424,27 @@ def faulted(fail, sock, msg, n):
         return None, left
 
 
+def count_allocations(what, add, exists, delete):
+    """How many allocations one whole ADD makes (add(n) fails the n-th and
+    returns (errno, allocations the fault still waited for)), after two
+    warm-up runs (a module loads, first-time allocations happen); each
+    run's object is deleted again. None, after saying why, if WHAT fails
+    with no fault."""
+    for _ in range(2):
+        err, _ = add(0)
+        if err or not exists():
+            print(f'{what}: errno {err}')
+            return None
+        delete()
+    big = 1 << 30
+    err, left = add(big)
+    if err or not exists():
+        print(f'{what}: errno {err}')
+        return None
+    delete()
+    return big - left
+
+
 def rdma_faults(netdev, name):
     """See the module's doc string."""
     fail = FailNth()
@@ -452,21 +473,9 @@ def rdma_faults(netdev, name):
         subprocess.run(['rdma', 'link', 'delete', name], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    # Warm up (rdma_rxe loads, first-time allocations happen), then count
-    # the allocations of one whole add.
-    for _ in range(2):
-        err, _ = add(0)
-        if err or not exists():
-            print(f'rdma link add {name}: errno {err}')
-            return 1
-        delete()
-    big = 1 << 30
-    err, left = add(big)
-    if err or not exists():
-        print(f'rdma link add {name}: errno {err}')
+    total = count_allocations(f'rdma link add {name}', add, exists, delete)
+    if total is None:
         return 1
-    total = big - left
-    delete()
     # The module's add runs near the end, when the RDMA core calls its
     # clients: failed from the last allocation backwards, until the
     # module's own failures are behind.
@@ -690,19 +699,9 @@ def secy_faults(netns, lower, port, secy):
     def delete():
         subprocess.run(['ip', 'link', 'del', 'mbf0'], check=True)
 
-    for _ in range(2):
-        err, _ = add(0)
-        if err or not exists():
-            print(f'creating mbf0: errno {err}')
-            return 1
-        delete()
-    big = 1 << 30
-    err, left = add(big)
-    if err or not exists():
-        print(f'creating mbf0: errno {err}')
+    total = count_allocations('creating mbf0', add, exists, delete)
+    if total is None:
         return 1
-    total = big - left
-    delete()
     tried = 0
     for n in range(total, max(total - 300, 0), -1):
         tried += 1
