@@ -24,8 +24,8 @@ export MODULE_SERIES CACHE_DIR TOOLS_PREFIX RUSTC RUSTDOC RUSTFMT CLIPPY_DRIVER 
 
 VARIANT ?= debug
 # The kernel to build and test against: 7.3 (the module's target; the
-# default) or 6.12 (the kernel-only tests and the abstractions' overlay).
-# `make check` tests both unless KERNEL is given.
+# default) or 6.12 (the kernel-only tests and the abstractions' overlay,
+# tested only when asked for: `make check KERNEL=6.12`).
 KERNEL ?=
 export KERNEL_SERIES := $(or $(KERNEL),$(MODULE_SERIES))
 KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \

@@ -5,8 +5,8 @@
 #   N passed, N failed, N skipped
 #
 #  1. host:  scripts/tests/*.sh and `cargo test` of every crate in the repo
-#  then for each kernel series (--kernel S, repeatable; default 7.3 and
-#  6.12, or 7.3 alone for KASAN):
+#  then for each kernel series (--kernel S, repeatable; default the
+#  module's, 7.3; `--kernel 6.12` tests the 6.12 overlay instead):
 #  2. build: the test kernel (cached), vm-run's own boot tests
 #            (scripts/tests/boot); on the module's series ($MODULE_SERIES)
 #            the module (no warnings), clippy, rustfmt, and the real
@@ -43,13 +43,10 @@ if [ -n "$shard" ] && { ! [[ $shard =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] ||
 	exit 2
 fi
 
-# Every kernel series, unless told: 7.3 with its patch series and the
-# module, 6.12 with its overlay and the kernel-side tests. KASAN is built
-# for the module's series only.
-if [ ${#series_list[@]} -eq 0 ]; then
-	series_list=("$MODULE_SERIES")
-	[ "$variant" = kasan ] || series_list+=(6.12)
-fi
+# The module's series, 7.3 with its patch series, unless told. 6.12 (its
+# overlay and the kernel-side tests) is asked for by name: a third kernel
+# and a third VM do not fit the time CI gives `make check`.
+[ ${#series_list[@]} -gt 0 ] || series_list=("$MODULE_SERIES")
 
 passed=0 failed=0 skipped=0
 failures=()
