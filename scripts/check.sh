@@ -139,11 +139,22 @@ vm_results() {
 		name=${line#*selftests: }
 		name=${name%% #*}
 		case "$line" in
-		"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$1" ;;
+		"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$1"
+			failed_output "$name" >>"$log/failed-output" ;;
 		*"# SKIP"*) result "kselftest $name (skipped: $(skip_reason "$name"))" 4 "$1" ;;
 		*) result "kselftest $name" 0 "$1" ;;
 		esac
 	done < "$log/vm-results"
+}
+
+# failed_output NAME: the end of what the failed kselftest NAME printed,
+# for the summary (CI keeps only the end of the output).
+failed_output() {
+	echo "--- ${prefix:-}$1, its last lines:"
+	awk -v n="# selftests: $1" '
+		$0 == n { on = 1; next }
+		on && /^(not )?ok [0-9]+ selftests:/ { exit }
+		on { print }' "$log/ksft-results" | tail -40
 }
 
 # vm_times: each kselftest's seconds and name, slowest first, in
@@ -169,6 +180,7 @@ vm_ran() {
 summary() {
 	echo
 	if [ ${#failures[@]} -gt 0 ]; then
+		[ ! -s "$log/failed-output" ] || cat "$log/failed-output"
 		printf 'failed: %s\n' "${failures[@]}"
 		echo "logs in $log"
 	fi
