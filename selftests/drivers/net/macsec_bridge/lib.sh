@@ -298,7 +298,7 @@ ynl() {
 			fds+="\"$n\": null,"
 		fi
 	done
-	echo "{\"out\": \"$out\", \"argv\": [${argv%,}], \"fds\": {${fds%,}}}" >"$YNL_FIFO"
+	echo "{\"out\": \"$out\", \"argv\": [${argv%,}], \"fds\": {${fds%,}}, \"netns\": \"${YNL_NETNS:-}\"}" >"$YNL_FIFO"
 	if ! wait_for 1200 test -e "$out.rc"; then
 		echo "ynl_server.py did not answer: $(cat "$ROW_DIR/ynl_server.err" 2>/dev/null)" >&2
 		return 1
@@ -322,12 +322,15 @@ ynl_server_start() {
 		</dev/null >/dev/null 2>"$ROW_DIR/ynl_server.err" &)
 }
 
-# ynl_in NS ARGS...: the CLI in namespace NS (empty: this one, as ynl).
+# ynl_in NS ARGS...: the CLI in namespace NS (empty: this one), through
+# the server as ynl, which enters /run/netns/NS for it.
 ynl_in() {
 	local ns=$1
 	shift
 	if [ -z "$ns" ]; then
 		ynl "$@"
+	elif [ -n "$YNL_FIFO" ]; then
+		YNL_NETNS=/run/netns/$ns ynl "$@"
 	else
 		ynl_cli "$ns" "$@"
 	fi

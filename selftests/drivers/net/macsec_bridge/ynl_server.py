@@ -11,9 +11,11 @@ close under a forwarded fd), with its stdout, stderr and exit status
 written to files.
 
 A request is one JSON line: {"out": PATH, "argv": [ARGS...], "fds":
-{"9": "/proc/PID/fd/9", ...}}. Each fd named is opened from its path for
-the run (null: closed), so that `--json '{"secy-netns-fd": 9}'` finds what
-the caller's fd 9 is. The results are PATH.stdout, PATH.stderr, then
+{"9": "/proc/PID/fd/9", ...}, "netns": PATH}. Each fd named is opened from
+its path for the run (null: closed), so that `--json '{"secy-netns-fd": 9}'`
+finds what the caller's fd 9 is. With "netns" (a namespace file, such as
+/run/netns/NAME) the child enters that network namespace first, as
+`ip netns exec NAME cli.py` would for the CLI's sockets. The results are PATH.stdout, PATH.stderr, then
 PATH.rc, which appears last. The server ends on "quit", or when process
 PID (the test's shell) is gone.
 
@@ -21,6 +23,7 @@ PID (the test's shell) is gone.
 """
 
 import contextlib
+import ctypes
 import io
 import json
 import os
@@ -42,8 +45,26 @@ requests = os.dup2(_fd, 250)
 os.close(_fd)
 
 
+CLONE_NEWNET = 0x40000000
+
+
+def enter_netns(path):
+    """This (single-threaded, forked) process into the network namespace
+    of the file PATH."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, f'setns {path}: {os.strerror(e)}')
+    finally:
+        os.close(fd)
+
+
 def run(req):
-    """In the child: the request's fds, then the CLI."""
+    """In the child: the request's namespace and fds, then the CLI."""
+    if req.get('netns'):
+        enter_netns(req['netns'])
     for n, path in req.get('fds', {}).items():
         n = int(n)
         # Only fds a process can have: a larger number names nothing,
