@@ -46,10 +46,10 @@ datagram at a time with a change made between two of them.
     mb_genl.py secy-faults NETNS LOWER PORT SECY
         counts the slab allocations of creating mbf0, a MACsec netdev
         offloaded to LOWER in the namespace file NETNS (RTM_NEWLINK), then
-        fails them one at a time from the last backwards until one leaves
-        mbf0 created but not tracked by the module (PORT, bound to it,
-        reports reason unknown, where a tracked SecY's reason is
-        secy-down). Then, with PORT bound to that SecY, an offload
+        fails them one at a time from the last backwards (the last 100, up
+        to three passes) until one leaves mbf0 created but not tracked by
+        the module (PORT, bound to it, reports reason unknown, where a
+        tracked SecY's reason is secy-down). Then, with PORT bound to that SecY, an offload
         operation on it (an active TX SA added), which the module sees
         before and after the driver; then PORT is bound to SECY (an
         ifindex in NETNS), which protects. PORT must then say offload-mac:
@@ -702,25 +702,39 @@ def secy_faults(netns, lower, port, secy):
     total = count_allocations('creating mbf0', add, exists, delete)
     if total is None:
         return 1
-    tried = 0
-    for n in range(total, max(total - 300, 0), -1):
-        tried += 1
-        err, _ = add(n)
-        ifindex = exists()
-        if not ifindex:
-            continue
-        bind(ifindex)
-        state = verdict(g, port)
-        if state == 'none/unknown':
+
+    # A creation's allocations are not the same in number every time:
+    # index trees (ifindexes, sysfs node ids) grow a node now and then, and
+    # the module's two allocations move with them. A pass can step over
+    # them; another is made, up to PASSES.
+    WINDOW, PASSES = 100, 3
+
+    def sweep():
+        """The fault that leaves mbf0 untracked, (n, errno), with PORT
+        bound to it; None if none of the last WINDOW does."""
+        for n in range(total, max(total - WINDOW, 0), -1):
+            err, _ = add(n)
+            ifindex = exists()
+            if not ifindex:
+                continue
+            bind(ifindex)
+            if verdict(g, port) == 'none/unknown':
+                return n, err
+            unbind()
+            delete()
+        return None
+
+    for p in range(1, PASSES + 1):
+        found = sweep()
+        if found:
             break
-        unbind()
-        delete()
+        print(f'creating mbf0: {total} allocations; pass {p}: no fault of the last '
+              f'{WINDOW} left it untracked')
     else:
-        print(f'creating mbf0: {total} allocations; no fault of the last {tried} '
-              f'left it untracked')
         return 1
+    n, err = found
     print(f'creating mbf0: {total} allocations; failing allocation {n} left it untracked '
-          f'(errno {err}): {port} bound to it says {state}')
+          f'(errno {err}, pass {p}): {port} bound to it says none/unknown')
     ops = subprocess.run(['ip', 'macsec', 'add', 'mbf0', 'tx', 'sa', '0', 'pn', '1', 'on',
                           'key', '01', '0' * 32], capture_output=True, text=True)
     after_op = verdict(g, port)
