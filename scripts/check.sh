@@ -60,14 +60,21 @@ if [ "$variant" = kasan ]; then
 	export LLVM=-19 PATH=/usr/lib/llvm-19/bin:$PATH
 fi
 
-# skip_reason NAME: why the kselftest NAME skipped, from its own plan line
-# ("1..0 # SKIP reason") in the runner's output.
-skip_reason() {
+# test_output NAME: what the kselftest NAME printed, as the runner's
+# output holds it (between its "# selftests:" line and its result).
+test_output() {
 	awk -v n="# selftests: $1" '
 		$0 == n { on = 1; next }
-		on && /1\.\.0 # SKIP/ { sub(/.*1\.\.0 # SKIP */, ""); print; found = 1; exit }
 		on && /^(not )?ok [0-9]+ selftests:/ { exit }
-		END { if (!found) print "no reason given" }' "$log/ksft-results"
+		on { print }' "$log/ksft-results"
+}
+
+# skip_reason NAME: why the kselftest NAME skipped, from its own plan line
+# ("1..0 # SKIP reason").
+skip_reason() {
+	test_output "$1" | awk '
+		/1\.\.0 # SKIP/ { sub(/.*1\.\.0 # SKIP */, ""); print; found = 1; exit }
+		END { if (!found) print "no reason given" }'
 }
 
 # result NAME RC: RC 0 = pass, 4 = skip, anything else = fail.
@@ -151,10 +158,7 @@ vm_results() {
 # for the summary (CI keeps only the end of the output).
 failed_output() {
 	echo "--- ${prefix:-}$1, its last lines:"
-	awk -v n="# selftests: $1" '
-		$0 == n { on = 1; next }
-		on && /^(not )?ok [0-9]+ selftests:/ { exit }
-		on { print }' "$log/ksft-results" | tail -40
+	test_output "$1" | tail -40
 }
 
 # vm_times: each kselftest's seconds and name, slowest first, in
