@@ -49,10 +49,10 @@ datagram at a time with a change made between two of them.
         fails them one at a time from the last backwards (the last 100, up
         to three passes) until one leaves mbf0 created but not tracked by
         the module (PORT, bound to it, reports reason unknown, where a
-        tracked SecY's reason is secy-down). Then, with PORT bound to that SecY, an offload
-        operation on it (an active TX SA added), which the module sees
-        before and after the driver; then PORT is bound to SECY (an
-        ifindex in NETNS), which protects. PORT must then say offload-mac:
+        tracked SecY's reason is secy-down). Then, with PORT bound to that
+        SecY, an offload operation on it (an active TX SA added), which the
+        module sees before and after the driver; then PORT is bound to SECY
+        (an ifindex in NETNS), which protects. PORT must then say offload-mac:
         the operation on the untracked SecY held it down no longer than it
         ran. Prints what happened; exits 1 if PORT stays down, or if no
         fault left mbf0 untracked.

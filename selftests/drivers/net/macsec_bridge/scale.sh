@@ -35,8 +35,9 @@ on_exit cleanup
 
 # verdicts DESC EXPR [DESC EXPR]...: one check per DESC, passing when its
 # Python EXPR holds over `d`, scale.py's JSON (`n` is N, `mid` the port in
-# the middle). One Python process judges them all: under TCG each start
-# costs seconds, and each would parse the three dumps again.
+# the middle, `secys` each port's SecY ifindex). One Python process judges
+# them all: under TCG each start costs seconds, and each would parse the
+# three dumps again.
 verdicts() {
 	local descs=() exprs=() res i
 	while [ $# -ge 2 ]; do
@@ -44,9 +45,10 @@ verdicts() {
 		exprs+=("$2")
 		shift 2
 	done
-	mapfile -t res < <(/usr/bin/python3 - "$ROW_DIR/scale" "$N" "mbv$MID" "${exprs[@]}" <<'PY'
+	mapfile -t res < <(/usr/bin/python3 - "$ROW_DIR" "$N" "mbv$MID" "${exprs[@]}" <<'PY'
 import json, sys
-d, n, mid = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
+rows, n, mid = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+d, secys = json.load(open(f'{rows}/scale')), json.load(open(f'{rows}/secy.json'))
 for e in sys.argv[4:]:
     try:
         # Parenthesised: an expression may span lines.
@@ -98,10 +100,9 @@ PY
 /usr/bin/python3 "$lib_dir/scale.py" "$N" >"$ROW_DIR/scale" 2>"$ROW_DIR/scale.err" ||
 	{ cat "$ROW_DIR/scale.err"; bed_broken "scale.py failed"; }
 
-secys="json.load(open('$ROW_DIR/secy.json'))"
 verdicts \
 	"dump: $N ports, each bound to its own SecY, none protected (software: offload-off)" \
-	"all(len(x) == n and all(p['relation'] == 2 and p['secy-ifindex'] == $secys[k]
+	"all(len(x) == n and all(p['relation'] == 2 and p['secy-ifindex'] == secys[k]
 		and p['protection'] == 0 and p['reason'] == 9 for k, p in x.items())
 		for x in [d['dumps'][0]])" \
 	"events on untracked netdevs in another namespace: seen" "d['quiet']['events'] >= 20" \

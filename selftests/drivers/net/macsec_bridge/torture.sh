@@ -4,8 +4,9 @@
 # The torture run: torture.py draws random operations from a seed
 # (MB_TORTURE_SEED, default 1; MB_TORTURE_OPS of them, default 1,000 here
 # and 10,000 in `make torture` and `make check-debug`) against everything
-# the module follows, and checks the contract after each. The bed: in this namespace a netdevsim
-# pair (offloaded SecYs, an RXE device on the lower: an `upper` port), a
+# the module follows, and checks the contract after each. The bed: in this
+# namespace a netdevsim pair (offloaded SecYs, an RXE device on the lower:
+# an `upper` port), a
 # veth tv0 into namespace POD (software SecYs), h0 (an RXE port bound to the
 # DPU's SecY) and a dummy tw0 (flapped by a concurrent writer); in namespace
 # DPU a netdevsim pair with the offloaded SecY dpu0 on tup0.

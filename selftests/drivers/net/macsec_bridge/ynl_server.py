@@ -15,8 +15,8 @@ A request is one JSON line: {"out": PATH, "argv": [ARGS...], "fds":
 its path for the run (null: closed), so that `--json '{"secy-netns-fd": 9}'`
 finds what the caller's fd 9 is. With "netns" (a namespace file, such as
 /run/netns/NAME) the child enters that network namespace first, as
-`ip netns exec NAME cli.py` would for the CLI's sockets. The results are PATH.stdout, PATH.stderr, then
-PATH.rc, which appears last. The server ends on "quit", or when process
+`ip netns exec NAME cli.py` would for the CLI's sockets. The results are
+PATH.stdout, PATH.stderr, then PATH.rc, which appears last. The server ends on "quit", or when process
 PID (the test's shell) is gone.
 
     ynl_server.py CLI_PY FIFO PID
@@ -37,6 +37,7 @@ cli, fifo, owner = sys.argv[1], sys.argv[2], int(sys.argv[3])
 os.closerange(3, 1024)
 sys.path.insert(0, os.path.dirname(os.path.abspath(cli)))
 import lib  # noqa: E402,F401  (the CLI's own library: imported once, here)
+from mb_genl import CLONE_NEWNET, nscall  # noqa: E402  (beside this file)
 
 code = compile(open(cli).read(), cli, 'exec')
 # Out of the way of the fds requests name.
@@ -45,18 +46,13 @@ requests = os.dup2(_fd, 250)
 os.close(_fd)
 
 
-CLONE_NEWNET = 0x40000000
-
-
 def enter_netns(path):
     """This (single-threaded, forked) process into the network namespace
     of the file PATH."""
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(path, os.O_RDONLY)
     try:
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            e = ctypes.get_errno()
-            raise OSError(e, f'setns {path}: {os.strerror(e)}')
+        nscall(libc.setns, fd, CLONE_NEWNET)
     finally:
         os.close(fd)
 
