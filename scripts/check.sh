@@ -413,9 +413,13 @@ test_kernel() {
 # module), and the lockstep tables on that kernel with that module.
 test_stock() {
 	export KERNEL_SERIES=$MODULE_SERIES
+	# The headers stay outside the directory the guest gets as --rwdir:
+	# there it would read them over an uncached mount, with them under
+	# the root, cached (scripts/vm-run), and DKMS builds in the guest.
+	local hdr=$log/stock-headers
 	local log=$log/stock
 	local prefix="$KERNEL_SERIES stock: "
-	local kdir hdr ko=
+	local kdir ko=
 	mkdir -p "$log"
 	echo "== $KERNEL_SERIES stock (no patch series): build, DKMS"
 	if ! kdir=$("$top/scripts/kernel.sh" --variant "$variant" --stock 2>"$log/kernel.log"); then
@@ -423,7 +427,6 @@ test_stock() {
 		return
 	fi
 	result "kernel build ($variant, stock): $(sed -n 1p "$kdir/.macsec_bridge_built")s when built" 0 "$log/kernel.log"
-	hdr=$log/headers
 	run "headers installed as a distribution's package" "$top/scripts/headers.sh" "$kdir" "$hdr"
 
 	dkms_stock() {

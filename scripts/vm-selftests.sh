@@ -22,9 +22,27 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+# udev, as virtme-ng starts it, runs a program for every netdev the tests
+# add (systemd-sysctl, 99-systemd.rules) and every RDMA device
+# (rdma_rename, 60-rdma-persistent-naming.rules): about a second of the
+# guest's CPU each under TCG, beside the tests and long after them (the
+# 3,072 netdevs of scale.sh kept it busy through the next test), and a
+# sysctl write racing the test on each new netdev. Masked for this boot;
+# udev still renames netdevs and settles as before.
+if [ -S /run/udev/control ]; then
+	mkdir -p /run/udev/rules.d
+	ln -sf /dev/null /run/udev/rules.d/99-systemd.rules
+	ln -sf /dev/null /run/udev/rules.d/60-rdma-persistent-naming.rules
+	udevadm control --reload
+fi
 export BASE_DIR=$stage
-# Tests that use the kernel tree's tools (the YNL CLI) find it here.
-export KSFT_KDIR=$kdir MACSEC_BRIDGE_SPEC=$top/Documentation/netlink/specs/macsec_bridge.yaml
+# Tests that use the kernel tree's tools (the YNL CLI) find them here: a
+# copy of the tree's tools/net/ynl on the guest's tmpfs. virtme-ng mounts
+# the kernel cache uncached over 9p, where each of the hundreds of stat()s
+# Python makes importing the CLI's library costs about 10 ms under TCG.
+mkdir -p "$stage/kdir/tools/net"
+cp -r "$kdir/tools/net/ynl" "$stage/kdir/tools/net/"
+export KSFT_KDIR=$stage/kdir MACSEC_BRIDGE_SPEC=$top/Documentation/netlink/specs/macsec_bridge.yaml
 cd "$stage/drivers/net/macsec_bridge" || exit 1
 # shellcheck source=/dev/null
 . "$stage/kselftest/runner.sh"
