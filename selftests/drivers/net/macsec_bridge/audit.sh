@@ -32,7 +32,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 BIN=${DRANET_SEC:-}
-PY=/usr/bin/python3
 WIRE=$(dirname "$0")/audit_wire.py
 KEY_A=0123456789abcdef0123456789abcdef
 KEY_B=fedcba9876543210fedcba9876543210
@@ -57,7 +56,9 @@ require_root
 require_cmd ip rdma rping
 require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
 require_ko "$BIN" "dranet-sec binary (DRANET_SEC)"
-[ -x "$PY" ] || bed_broken "$PY not installed"
+# The YNL CLI's bed (python3 among it) starts the server the Python
+# helpers (q, device, audit_wire.py) run in.
+require_ynl
 # /proc/sys/kernel/unprivileged_bpf_disabled exists iff bpf() does.
 if [ ! -e /proc/sys/kernel/unprivileged_bpf_disabled ]; then
 	ktap_skip_all "the kernel has no bpf() (CONFIG_BPF_SYSCALL)"
@@ -112,7 +113,7 @@ advertised_yet_plain() {
 # q JSON-FILE PYTHON-EXPRESSION: the expression's value, with the file's
 # document as `r`; "ERROR" if it cannot be had.
 q() {
-	"$PY" -c 'import json, sys
+	py -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 try:
     v = eval(sys.argv[2])
@@ -124,7 +125,7 @@ DOMAIN=macsec.dranet-sec.io
 # device SLICE-JSON IFNAME: [(macsecEgress, macsecWireVerified, taints as
 # KEY=VALUE:EFFECT)] of the device of IFNAME in a slice (one, in JSON).
 device() {
-	"$PY" - "$1" "$2" "$DOMAIN" <<'PY'
+	py - "$1" "$2" "$DOMAIN" <<'PY'
 import json, sys
 path, ifname, dom = sys.argv[1:4]
 out = []
@@ -165,14 +166,14 @@ ip -n "$pq" link add qa type veth peer name qb &&
 	ip -n "$pq" link set qa up && ip -n "$pq" link set qb up ||
 	bed_broken "a veth pair in a namespace"
 check "audit attaches to both directions of a veth" audit_start "$pq" qa classes
-ip netns exec "$pq" "$PY" "$WIRE" send qa >"$D/sent.json"
+py_in "$pq" "$WIRE" send qa >"$D/sent.json"
 check "audit exits 0 with no port on the wire" audit_stop
 same "every crafted frame counted in its class, egress" \
 	"$(q "$D/classes.json" '[d["egress"] for d in r["devices"] if d["device"] == "qa"]')" \
 	"$(q "$D/sent.json" '[r["counts"]]')"
 same "nothing counted on ingress" \
 	"$(q "$D/classes.json" 'sorted(set(r["devices"][0]["ingress"].values()))')" "[0]"
-"$PY" "$WIRE" read "$D/classes.pcap" >"$D/classes.cap" 2>&1
+py "$WIRE" read "$D/classes.pcap" >"$D/classes.cap" 2>&1
 same "capture: one interface, qa" "$(q "$D/classes.cap" 'r["interfaces"]')" '["qa"]'
 # The program keeps the first 192 bytes of a frame.
 same "capture: the frames sent, in order, outbound, their first 192 bytes" \
@@ -198,7 +199,7 @@ rping_client() {
 	local end=$((SECONDS + 60))
 	until ip netns exec "$pa" timeout 20 rping -c -a 10.1.0.2 -C 10 >/dev/null 2>&1; do
 		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.5
+		nap 0.5
 	done
 }
 check "rping: 10 round trips from pod A to pod B" rping_client
@@ -211,7 +212,7 @@ same "pod A's port: its wire, and verified" \
 same "the wire: encrypted frames both ways, no RoCE outside them, none malformed" \
 	"$(q "$D/pods.json" '[(d[k]["macsec-encrypted"] > 20, d[k]["roce"], d[k]["macsec-integrity-roce"], d[k]["malformed"]) for d in r["devices"] for k in ("egress", "ingress")]')" \
 	'[[true, 0, 0, 0], [true, 0, 0, 0]]'
-"$PY" "$WIRE" read "$D/pods.pcap" >"$D/pods.cap" 2>&1
+py "$WIRE" read "$D/pods.pcap" >"$D/pods.cap" 2>&1
 same "capture: SecTAG'ed frames with E both ways, and no cleartext BTH" \
 	"$(q "$D/pods.cap" '(len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["e"] and f["dir"] == "out"]) > 20, len([f for f in r["frames"] if f["class"] == "macsec-encrypted" and f["dir"] == "in"]) > 20, [f for f in r["frames"] if "dqpn" in f])')" \
 	'[true, true, []]'
@@ -230,7 +231,7 @@ same "the port: plaintext-on-wire, contradicting offload-mac" \
 same "the wire: RoCE in the clear on egress, no MACsec frame" \
 	"$(q "$D/nsim.json" '[(d["egress"]["roce"] > 0, d["egress"]["macsec-encrypted"], d["egress"]["macsec-integrity-roce"]) for d in r["devices"]]')" \
 	'[[true, 0, 0]]'
-"$PY" "$WIRE" read "$D/nsim.pcap" >"$D/nsim.cap" 2>&1
+py "$WIRE" read "$D/nsim.pcap" >"$D/nsim.cap" 2>&1
 same "capture: the connection request's BTH in the clear, to QP 1" \
 	"$(q "$D/nsim.cap" 'sorted(set((f["dir"], f["dqpn"]) for f in r["frames"] if "dqpn" in f))')" \
 	'[["out", 1]]'

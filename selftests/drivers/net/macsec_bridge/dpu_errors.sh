@@ -17,14 +17,15 @@ H=$(ifindex h0)
 S=$(ifindex macsec0 "$DPU")
 OUT=$ROW_DIR/out
 
-# refused DESC ERRNO-NAME MESSAGE-PART JSON [CMD-PREFIX...]: `bind` with
-# JSON (fd 9 is the DPU's namespace) fails with ERRNO-NAME and an extack
-# message containing MESSAGE-PART.
+# refused DESC ERRNO-NAME MESSAGE-PART JSON [CMD-PREFIX...]: `bind` (OP)
+# with JSON (fd 9 is the DPU's namespace) fails with ERRNO-NAME and an
+# extack message containing MESSAGE-PART. In namespace NS (default: this
+# one), or as the CLI run by CMD-PREFIX (another process's credentials).
 refused() {
 	local desc=$1 err=$2 msg=$3 json=$4
 	shift 4
 	if [ $# -eq 0 ] || [ "$*" = env ]; then
-		ynl --do "${OP:-bind}" --json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
+		ynl_in "${NS:-}" --do "${OP:-bind}" --json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
 	else
 		"$@" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --do "${OP:-bind}" \
 			--json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
@@ -69,8 +70,8 @@ refused "fd and id together" "$EINVAL" "not both" \
 	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 9, \"secy-netnsid\": 0}"
 refused "a target that is no MACsec netdev (d0)" "$EINVAL" "not a MACsec netdev" \
 	"{\"ifindex\": $H, \"secy-ifindex\": $(ifindex d0 "$DPU"), \"secy-netns-fd\": 9}"
-refused "a MACsec netdev bound to itself" "$EINVAL" "to itself" \
-	"{\"ifindex\": $S, \"secy-ifindex\": $S}" ip netns exec "$DPU"
+NS=$DPU refused "a MACsec netdev bound to itself" "$EINVAL" "to itself" \
+	"{\"ifindex\": $S, \"secy-ifindex\": $S}"
 ip link add link h0 hm0 type macsec port 9
 refused "a MACsec netdev as the port" "$EINVAL" "its own SecY" \
 	"{\"ifindex\": $(ifindex hm0), \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"

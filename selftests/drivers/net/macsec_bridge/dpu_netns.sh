@@ -25,7 +25,7 @@ rdma_mode() {
 	local i
 	for i in $(seq 100); do
 		rdma system set netns "$1" 2>/dev/null && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -109,7 +109,7 @@ check "pod: no h0 any more" [ "$(dump "$POD")" = "[]" ]
 mon_stop host
 mon_stop pod
 # The pod heard the arrival, encrypt off and on; the host the return only.
-check "notifications went only where h0 was" /usr/bin/python3 - "$ROW_DIR" "$gen0" "$gen1" <<'PY'
+check "notifications went only where h0 was" py - "$ROW_DIR" "$gen0" "$gen1" <<'PY'
 import json, sys
 d, gen0, gen1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def notes(name):

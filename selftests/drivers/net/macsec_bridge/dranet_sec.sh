@@ -20,7 +20,7 @@ DOMAIN=macsec.dranet-sec.io
 # egress FILE: macsecEgress of macsec0 in the last slice of FILE (JSON
 # lines or one JSON document).
 egress() {
-	/usr/bin/python3 - "$1" "$DOMAIN" <<'PY'
+	py - "$1" "$DOMAIN" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read().strip()
 try:
@@ -36,7 +36,7 @@ PY
 # taint FILE: "KEY VALUE EFFECT" of macsec0's taint in the last slice of
 # FILE, or "none".
 taint() {
-	/usr/bin/python3 - "$1" <<'PY'
+	py - "$1" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read().strip()
 try:
@@ -86,7 +86,7 @@ RULES=$!
 RULE=$D/rules/dranet-sec.n1.macsec0.yaml
 # rule_events: the event sequence for macsec0's rule, space-separated.
 rule_events() {
-	/usr/bin/python3 -c "
+	py -c "
 import json, sys
 print(' '.join(e['event'] for e in map(json.loads, open('$D/rules.log'))
                if e['name'] == 'dranet-sec.n1.macsec0'))"
@@ -148,7 +148,7 @@ check "webhook: encrypt off, the profile refuses with the reason" \
 	says '409 {"error":"macsec0: RDMA egress is not hardware-MACsec protected (protection none, reason encrypt-off)"}' \
 	POST /GetProfileConfig "$PROFILE_REQ"
 check "webhook: the release succeeds" says '200 {}' POST /ReleaseProfileConfig "$RELEASE_REQ"
-check "slice generations grew with every emission" /usr/bin/python3 -c "
+check "slice generations grew with every emission" py -c "
 import json, sys
 g = [json.loads(l)['spec']['pool']['generation'] for l in open('$D/watch') if l.strip()]
 sys.exit(0 if g == sorted(set(g)) and len(g) >= 3 else 1)"
@@ -168,12 +168,12 @@ check "41 back-to-back changes: the rule directory ends with macsec0's rule alon
 # A netdev that is no port changes no port and sends no notification: the
 # watch follows it through rtnetlink's link messages, one set of slices
 # per change that shows.
-sets() { /usr/bin/python3 -c "
+sets() { py -c "
 import json
 print(len({json.loads(l)['spec']['pool']['generation'] for l in open('$D/watch') if l.strip()}))"; }
 # dummy_is WHAT: mbw0 in the watch's last slice: "absent" or its MTU.
 dummy_is() {
-	[ "$(/usr/bin/python3 - "$D/watch" <<'PY'
+	[ "$(py - "$D/watch" <<'PY'
 import json, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 mtu = [d['attributes']['dra.net/mtu']['int'] for d in last['spec']['devices']
@@ -220,12 +220,12 @@ sed 's/"nodeName":"n1"/"nodeName":"protected"/; s/"name":"n1"/"name":"protected"
 "$BIN" place --claim "$D/claim.yaml" --slices "$D/plain.json" "$D/node-protected.json" --json >"$D/place" 2>&1
 rc=$?
 check "place: satisfied (exit 0)" [ $rc -eq 0 ]
-check "place: the protected node's macsec0 gets it" /usr/bin/python3 -c "
+check "place: the protected node's macsec0 gets it" py -c "
 import json, sys
 p = json.load(open('$D/place'))
 a = p['allocations']
 sys.exit(0 if len(a) == 1 and a[0]['node'] == 'protected' and a[0]['request'] == 'nic' else 1)"
-check "place: the plain node's macsec0 was rejected, with its reason" /usr/bin/python3 -c "
+check "place: the plain node's macsec0 was rejected, with its reason" py -c "
 import json, sys
 p = json.load(open('$D/place'))
 r = [x for x in p['rejected'] if x['node'] == 'plain' and x['device'] == 'macsec0']

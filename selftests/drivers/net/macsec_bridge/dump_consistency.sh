@@ -27,7 +27,7 @@ cleanup() {
 on_exit cleanup
 
 # verdict FILE PYTHON-EXPRESSION: over `d`, the JSON in FILE.
-verdict() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"; }
+verdict() { py -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"; }
 
 ktap_print_header
 ktap_set_plan 8
@@ -37,9 +37,9 @@ ip link add mbd0 type dummy
 ip link add link mbd0 macsec0 type macsec port 5
 for i in $(seq 0 $((N - 1))); do echo "link add mbp$i type dummy"; done | ip -batch -
 ports=()
-for i in $(seq 0 $((N - 1))); do ports+=("$(cat /sys/class/net/mbp$i/ifindex)"); done
+for i in $(seq 0 $((N - 1))); do ports+=("$(ifindex "mbp$i")"); done
 check "$N dummies bound to a MACsec netdev: $N ports" \
-	$GENL bind "$(cat /sys/class/net/macsec0/ifindex)" "${ports[@]}"
+	$GENL bind "$(ifindex macsec0)" "${ports[@]}"
 
 want=$(for i in $(seq 0 $((N - 1))); do printf '"mbp%d",' "$i"; done)
 $GENL dump-split true >"$ROW_DIR/quiet" 2>&1

@@ -16,7 +16,7 @@ require_ynl
 require_rxe
 
 # jq-free JSON checks.
-pyq() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
+pyq() { py -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
 
 cleanup() {
 	rdma link del mb_rxe0 2>/dev/null
@@ -56,7 +56,7 @@ rdma dev set mb_rxe0 name mb_rxe7
 mon_stop ren
 check "an RDMA device renamed: the dump names it" \
 	dump_has 'any(p["ifname"] == "mbv0" and p["rdma-dev"] == ["mb_rxe7"] for p in d)'
-check "and exactly one notification did, with a new generation" /usr/bin/python3 -c "
+check "and exactly one notification did, with a new generation" py -c "
 import json, sys
 n = [m['msg'] for m in json.load(open('$ROW_DIR/mon.ren')) if m.get('name') == 'dev-change-ntf']
 sys.exit(0 if len(n) == 1 and n[0]['ifname'] == 'mbv0' and n[0]['rdma-dev'] == ['mb_rxe7'] else 1)"

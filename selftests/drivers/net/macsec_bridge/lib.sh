@@ -11,6 +11,16 @@ ksft_dir=${KSFT_DIR:-$lib_dir/../../../kselftest}
 # shellcheck source=/dev/null
 . "$ksft_dir/ktap_helpers.sh"
 
+# nap SECONDS: sleep in this shell. Under TCG every process costs about
+# 0.2 s to start, more than a polling loop's `sleep 0.1` itself: `read -t`
+# on a pipe that has a writer (this shell) and never gets a line times out
+# without one.
+exec {NAP_FD}<> <(:)
+nap() {
+	read -r -t "$1" -u "$NAP_FD" _
+	return 0
+}
+
 # Where the module under test is: the runner exports it.
 MODULE_KO=${MACSEC_BRIDGE_KO:-}
 
@@ -190,7 +200,7 @@ udev_settle_nsim() {
 			# No rename yet: give udev until 10 s from the start.
 			[ "$SECONDS" -lt $((deadline - 5)) ] || return 0
 		fi
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -221,7 +231,15 @@ nsim_del_all() {
 
 # hw_macsec DEV [NS]: ethtool's view of NETIF_F_HW_MACSEC, on or off.
 hw_macsec() {
-	in_ns "${2:-}" ethtool -k "$1" 2>/dev/null | awk '/^macsec-hw-offload:/ {print $2}'
+	local l
+	while IFS= read -r l; do
+		case $l in
+		macsec-hw-offload:*)
+			l=${l#macsec-hw-offload: }
+			echo "${l%% *}"
+			;;
+		esac
+	done < <(in_ns "${2:-}" ethtool -k "$1" 2>/dev/null)
 }
 
 # wait_for TENTHS CMD...: until CMD succeeds, for at most TENTHS tenths of
@@ -231,7 +249,7 @@ wait_for() {
 	shift
 	for ((i = 0; i < n; i++)); do
 		"$@" && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	"$@"
 }
@@ -239,7 +257,7 @@ wait_for() {
 # json_field FILE EXPR: a Python expression over the JSON object in FILE
 # (d): the whole file, or else its first line that is one.
 json_field() {
-	/usr/bin/python3 -c "import json, sys
+	py -c "import json, sys
 text = open(sys.argv[1]).read()
 try:
     d = json.loads(text)
@@ -266,60 +284,115 @@ require_ynl() {
 	[ -r "$YNL_CLI" ] || missing="the YNL CLI ($YNL_CLI; KSFT_KDIR=${KSFT_KDIR:-unset})"
 	/usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="python3-yaml"
 	[ -z "$missing" ] || bed_broken "$missing missing"
-	ynl_server_start
+	py_server_start
 }
 
-# ynl ARGS...: the CLI in this namespace. Once require_ynl started
-# ynl_server.py (in the test's own shell), through it: the same code with
-# the same output and status, without Python's start-up each time (seconds
-# under TCG). `secy-netns-fd` values in ARGS name fds of the caller, which
-# the server opens through /proc. A shell that does not know the server
-# (bash -c: YNL_FIFO is not exported) runs the CLI as a process of its own.
-YNL_FIFO=
-YNL_REQ=0
-ynl() {
-	if [ -z "$YNL_FIFO" ]; then
-		ynl_cli "" "$@"
-		return
-	fi
-	local a argv= fds= n out rc
-	YNL_REQ=$((YNL_REQ + 1))
-	out=$ROW_DIR/ynl.$BASHPID.$YNL_REQ
-	for a in --no-schema --spec "$YNL_SPEC" --output-json "$@"; do
-		a=${a//\\/\\\\}
-		argv+="\"${a//\"/\\\"}\","
+# py_server.py runs the YNL CLI and the tests' Python helpers for this
+# test: one Python process that imported the CLI's library once, and forks
+# for each call (starting Python costs seconds under TCG, the CLI about
+# ten). require_ynl starts it, in the test's own shell; a shell that does
+# not know it (bash -c: PY_FIFO is not exported) runs Python itself.
+# PY_SERVER=0: every call runs Python as a process of its own.
+PY_FIFO=
+PY_REQ=0
+
+py_server_start() {
+	# One server a test, however many beds it sets up.
+	[ "${PY_SERVER:-1}" = 1 ] && [ -z "$PY_FIFO" ] || return 0
+	PY_FIFO=$ROW_DIR/py.fifo
+	mkfifo "$PY_FIFO" || { PY_FIFO=; return 1; }
+	# Not a job of this shell (a test's bare `wait` must not wait for it):
+	# it ends when this shell does.
+	(/usr/bin/python3 "$lib_dir/py_server.py" "$YNL_CLI" "$PY_FIFO" $$ \
+		</dev/null >/dev/null 2>"$ROW_DIR/py_server.err" &)
+}
+
+# json_str STRING: STRING as a JSON string, into JSON_STR (no subshell).
+json_str() {
+	local a=${1//\\/\\\\}
+	a=${a//\"/\\\"}
+	a=${a//$'\n'/\\n}
+	a=${a//$'\t'/\\t}
+	JSON_STR="\"${a//$'\r'/\\r}\""
+}
+
+# py_req NS PROGRAM ARGS...: one call through the server, in namespace NS
+# (empty: this one); PROGRAM as py_server.py takes it.
+# Its stdout and stderr are printed here, its status returned. The caller's
+# stdin goes along when it is a pipe or a file; `secy-netns-fd` values in
+# ARGS, and ARGS that are /dev/fd/N (process substitutions), name fds of
+# the caller, which the server opens through /proc.
+py_req() {
+	local ns=$1 prog=$2 a argv= fds= n rest out tok t rc stdin= deadline
+	local -a lines
+	shift 2
+	for a in "$@"; do
+		# A process substitution's path names an fd of this shell.
+		[[ $a =~ ^/dev/fd/([0-9]+)$ ]] && a=/proc/$BASHPID/fd/${BASH_REMATCH[1]}
+		json_str "$a"
+		argv+="$JSON_STR,"
+		rest=$a
+		while [[ $rest =~ \"secy-netns-fd\":\ *([0-9]+) ]]; do
+			n=${BASH_REMATCH[1]}
+			rest=${rest#*"${BASH_REMATCH[0]}"}
+			# A number no fd can have names nothing, for the server as here.
+			[ ${#n} -le 4 ] || continue
+			if [ -e "/proc/$BASHPID/fd/$n" ]; then
+				fds+="\"$n\": \"/proc/$BASHPID/fd/$n\","
+			else
+				fds+="\"$n\": null,"
+			fi
+		done
 	done
-	for n in $(printf '%s\n' "$@" | grep -o '"secy-netns-fd": *[0-9]*' | grep -o '[0-9]*$'); do
-		# A number no fd can have names nothing, for the server as here.
-		[ ${#n} -le 4 ] || continue
-		if [ -e "/proc/$BASHPID/fd/$n" ]; then
-			fds+="\"$n\": \"/proc/$BASHPID/fd/$n\","
-		else
-			fds+="\"$n\": null,"
+	{ [ -p /dev/stdin ] || [ -f /dev/stdin ]; } && stdin=/proc/$BASHPID/fd/0
+	json_str "$prog"
+	prog=$JSON_STR
+	[ -z "$ns" ] || ns=/run/netns/$ns
+	json_str "$PWD"
+	PY_REQ=$((PY_REQ + 1))
+	# One set of files a shell, reused: the token tells this call's answer
+	# from a last one's (a subshell inherits PY_REQ, and pids come back).
+	out=$ROW_DIR/py.$BASHPID
+	tok=$BASHPID.$PY_REQ.$RANDOM$RANDOM
+	echo "{\"out\": \"$out\", \"token\": \"$tok\", \"program\": $prog, \"argv\": [${argv%,}], \"stdin\": \"$stdin\", \"cwd\": $JSON_STR, \"fds\": {${fds%,}}, \"netns\": \"$ns\"}" >"$PY_FIFO"
+	deadline=$((SECONDS + 600))
+	until [ -e "$out.rc" ] && read -r t rc <"$out.rc" && [ "$t" = "$tok" ]; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "py_server.py did not answer: $(<"$ROW_DIR/py_server.err")" >&2
+			return 1
 		fi
+		nap 0.05
 	done
-	echo "{\"out\": \"$out\", \"argv\": [${argv%,}], \"fds\": {${fds%,}}, \"netns\": \"${YNL_NETNS:-}\"}" >"$YNL_FIFO"
-	if ! wait_for 1200 test -e "$out.rc"; then
-		echo "ynl_server.py did not answer: $(cat "$ROW_DIR/ynl_server.err" 2>/dev/null)" >&2
-		return 1
-	fi
-	cat "$out.stdout"
-	cat "$out.stderr" >&2
-	rc=$(cat "$out.rc")
-	rm -f "$out.stdout" "$out.stderr" "$out.rc"
+	# Builtins (mapfile, printf), not cat: a process costs 0.2 s here.
+	# (A last line without a newline gets one.)
+	mapfile -t lines <"$out.stdout"
+	[ ${#lines[@]} -eq 0 ] || printf '%s\n' "${lines[@]}"
+	mapfile -t lines <"$out.stderr"
+	[ ${#lines[@]} -eq 0 ] || printf '%s\n' "${lines[@]}" >&2
 	return "$rc"
 }
 
-ynl_server_start() {
-	# YNL_SERVER=0: every call runs the CLI as a process of its own. One
-	# server a test, however many beds it sets up.
-	[ "${YNL_SERVER:-1}" = 1 ] && [ -z "$YNL_FIFO" ] || return 0
-	YNL_FIFO=$ROW_DIR/ynl.fifo
-	mkfifo "$YNL_FIFO" || { YNL_FIFO=; return 1; }
-	# Not a job of this shell (a test's bare `wait` must not wait for it):
-	# it ends when this shell does.
-	(/usr/bin/python3 "$lib_dir/ynl_server.py" "$YNL_CLI" "$YNL_FIFO" $$ \
-		</dev/null >/dev/null 2>"$ROW_DIR/ynl_server.err" &)
+# py PROGRAM ARGS...: `python3 PROGRAM ARGS...` (PROGRAM a script, `-` or
+# `-c CODE`), through the server once it runs. py_in NS ...: the same in
+# namespace NS (empty: this one), as `ip netns exec NS python3 ...`.
+py() {
+	py_in "" "$@"
+}
+
+py_in() {
+	local ns=$1
+	shift
+	if [ -n "$PY_FIFO" ]; then
+		py_req "$ns" "$@"
+	else
+		in_ns "$ns" /usr/bin/python3 "$@"
+	fi
+}
+
+# ynl ARGS...: the CLI in this namespace, through the server once it runs:
+# the same code with the same output and status.
+ynl() {
+	ynl_in "" "$@"
 }
 
 # ynl_in NS ARGS...: the CLI in namespace NS (empty: this one), through
@@ -327,13 +400,7 @@ ynl_server_start() {
 ynl_in() {
 	local ns=$1
 	shift
-	if [ -z "$ns" ]; then
-		ynl "$@"
-	elif [ -n "$YNL_FIFO" ]; then
-		YNL_NETNS=/run/netns/$ns ynl "$@"
-	else
-		ynl_cli "$ns" "$@"
-	fi
+	py_in "$ns" "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json "$@"
 }
 
 # ynl_cli NS ARGS...: the CLI as a process of its own, in namespace NS.
@@ -353,7 +420,7 @@ wait_subscribed() {
 		in_ns "${2:-}" awk -v pid="$1" '$2 == 16 && $3 == pid && $4 != "00000000" {f = 1} END {exit !f}' \
 			/proc/net/netlink && return 0
 		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -591,7 +658,12 @@ mon_stop() {
 
 # ifindex NETDEV [NS]
 ifindex() {
-	in_ns "${2:-}" cat "/sys/class/net/$1/ifindex"
+	local i
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$2" cat "/sys/class/net/$1/ifindex"
+	else
+		read -r i <"/sys/class/net/$1/ifindex" && echo "$i"
+	fi
 }
 
 # dpu_bind PORT [JSON-EXTRA]: binds PORT (here) to the DPU's macsec0 through
@@ -609,7 +681,7 @@ dpu_unbind() {
 # port_field JSON-FILE IFNAME FIELD: FIELD of port IFNAME in a dump (empty
 # if absent, lists joined with commas; `absent` if the port is not there).
 port_field() {
-	/usr/bin/python3 - "$@" <<'PY'
+	py - "$@" <<'PY'
 import json, sys
 path, name, field = sys.argv[1:4]
 try:

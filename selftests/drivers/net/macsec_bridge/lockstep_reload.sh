@@ -16,7 +16,7 @@ lockstep_bed
 
 # port_is PROTECTION REASON: the dump says so for macsec0.
 port_is() {
-	ynl --dump dev-get | /usr/bin/python3 -c "import json, sys
+	ynl --dump dev-get | py -c "import json, sys
 d = [p for p in json.load(sys.stdin) if p['ifname'] == 'macsec0']
 sys.exit(0 if d and d[0]['protection'] == '$1' and d[0]['reason'] == '$2' else 1)"
 }

@@ -22,7 +22,7 @@ ktap_set_plan 9
 # send_frame DEV: one broadcast frame (the MACsec ethertype, no payload
 # worth the name) sent on DEV, through its driver's ndo_start_xmit.
 send_frame() {
-	/usr/bin/python3 -c '
+	py -c '
 import socket, sys
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((sys.argv[1], 0))

@@ -72,7 +72,7 @@ rping_client() {
 	local end=$((SECONDS + 60))
 	until ip netns exec "$pa" timeout 20 rping -c -a 10.1.0.2 -C 10 -v; do
 		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.5
+		nap 0.5
 	done
 }
 check "rping: 10 RDMA round trips from pod A to pod B" rping_client

@@ -1,30 +1,39 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Run the kernel's YNL CLI many times in one Python process.
+"""Run the kernel's YNL CLI and the tests' Python helpers in one process.
 
-Under TCG, starting the CLI costs about ten seconds, most of it Python
-importing the CLI's library. This imports it once, then, for each request
-read from a FIFO, forks and runs cli.py itself in the child (the same
-code, as `python3 cli.py ARGS` would, with nothing left over from earlier
-requests: no cached family ids, no sockets a garbage collection might
-close under a forwarded fd), with its stdout, stderr and exit status
-written to files.
+Under TCG, starting Python costs a second or more, and the CLI about ten
+(most of it importing the CLI's library). This imports the library once,
+then, for each request read from a FIFO, forks a child that runs the
+program as `python3 PROGRAM ARGS` would: with its own argv, stdin, stdout
+and stderr, its exit status, and nothing left over from other requests (no
+cached family ids, no sockets a garbage collection might close under a
+forwarded fd). Children run side by side, as separate processes would.
 
-A request is one JSON line: {"out": PATH, "argv": [ARGS...], "fds":
-{"9": "/proc/PID/fd/9", ...}, "netns": PATH}. Each fd named is opened from
-its path for the run (null: closed), so that `--json '{"secy-netns-fd": 9}'`
-finds what the caller's fd 9 is. With "netns" (a namespace file, such as
-/run/netns/NAME) the child enters that network namespace first, as
-`ip netns exec NAME cli.py` would for the CLI's sockets. The results are
-PATH.stdout, PATH.stderr, then PATH.rc, which appears last. The server ends on "quit", or when process
-PID (the test's shell) is gone.
+A request is one JSON line:
 
-    ynl_server.py CLI_PY FIFO PID
+    {"out": PATH, "token": T, "program": PROGRAM, "argv": [ARGS...],
+     "stdin": PATH, "cwd": DIR, "fds": {"9": "/proc/PID/fd/9", ...},
+     "netns": PATH}
+
+PROGRAM is a script's path (such as CLI_PY, the CLI whose library the
+server imported), "-" for a program read from stdin, or "-c" for the code
+in the first of ARGS. "stdin" is a path the child opens as its stdin (such as
+the caller's /proc/PID/fd/0; none: /dev/null). Each fd named in "fds" is
+opened from its path for the run (null: closed), so that
+`--json '{"secy-netns-fd": 9}'` finds what the caller's fd 9 is. With
+"netns" (a namespace file, such as /run/netns/NAME) the child enters that
+network namespace first, as `ip netns exec NAME python3 ...` would. The
+child writes its stdout and stderr to PATH.stdout and PATH.stderr, then
+"T STATUS" to PATH.rc, which appears last and whole (a rename). The
+program sees the server's environment, not the caller's.
+
+The server ends on "quit", or when process PID (the test's shell) is gone.
+
+    py_server.py CLI_PY FIFO PID
 """
 
-import contextlib
 import ctypes
-import io
 import json
 import os
 import select
@@ -35,11 +44,16 @@ cli, fifo, owner = sys.argv[1], sys.argv[2], int(sys.argv[3])
 # Whatever else the test had open (the kselftest runner's log, a virtio
 # console port that admits one opener at a time) is not ours to hold.
 os.closerange(3, 1024)
+here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(cli)))
+sys.path.insert(0, here)
 import lib  # noqa: E402,F401  (the CLI's own library: imported once, here)
 from mb_genl import CLONE_NEWNET, nscall  # noqa: E402  (beside this file)
 
-code = compile(open(cli).read(), cli, 'exec')
+# What the helpers import, imported once too.
+import yaml  # noqa: E402,F401
+
+base_path = [p for p in sys.path if p not in (here, os.path.dirname(os.path.abspath(cli)))]
 # Out of the way of the fds requests name.
 _fd = os.open(fifo, os.O_RDWR)
 requests = os.dup2(_fd, 250)
@@ -57,10 +71,31 @@ def enter_netns(path):
         os.close(fd)
 
 
+def onto(fd, path, flags):
+    """The file PATH opened onto fd FD."""
+    new = os.open(path, flags, 0o644)
+    if new != fd:
+        os.dup2(new, fd)
+        os.close(new)
+
+
+def program(req):
+    """The request's code, its file name and its argv."""
+    prog, argv = req['program'], req['argv']
+    if prog == '-':
+        return sys.stdin.read(), '<stdin>', ['-'] + argv, ''
+    if prog == '-c':
+        return argv[0], '<string>', ['-c'] + argv[1:], ''
+    return open(prog).read(), prog, [prog] + argv, os.path.dirname(os.path.abspath(prog))
+
+
 def run(req):
-    """In the child: the request's namespace and fds, then the CLI."""
+    """In the child: the request's namespace, directory, fds and stdio,
+    then the program. Returns its exit status."""
     if req.get('netns'):
         enter_netns(req['netns'])
+    if req.get('cwd'):
+        os.chdir(req['cwd'])
     for n, path in req.get('fds', {}).items():
         n = int(n)
         # Only fds a process can have: a larger number names nothing,
@@ -68,49 +103,56 @@ def run(req):
         if not 2 < n < 1024 or n == requests:
             continue
         if path is None:
-            with contextlib.suppress(OSError):
+            try:
                 os.close(n)
+            except OSError:
+                pass
         else:
-            fd = os.open(path, os.O_RDONLY)
-            if fd != n:
-                os.dup2(fd, n)
-                os.close(fd)
-    out, err = io.StringIO(), io.StringIO()
+            onto(n, path, os.O_RDONLY)
+    onto(0, req.get('stdin') or os.devnull, os.O_RDONLY)
+    onto(1, req['out'] + '.stdout', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    onto(2, req['out'] + '.stderr', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     rc = 0
-    sys.argv = [cli] + req['argv']
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            exec(code, {'__name__': '__main__', '__file__': cli})
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-            if isinstance(e.code, str):
-                print(e.code, file=sys.stderr)
-        except Exception:  # as python3 would: a traceback, status 1
-            traceback.print_exc()
+    try:
+        text, name, sys.argv, path0 = program(req)
+        sys.path[:] = [path0] + base_path
+        exec(compile(text, name, 'exec'), {'__name__': '__main__', '__file__': name})
+    except SystemExit as e:
+        if e.code is None:
+            rc = 0
+        elif isinstance(e.code, int):
+            rc = e.code
+        else:  # as python3 does: the message, status 1
+            print(e.code, file=sys.stderr)
             rc = 1
-    return out.getvalue(), err.getvalue(), rc
-
-
-def answer(req, stdout, stderr, rc):
-    path = req['out']
-    for name, text in (('stdout', stdout), ('stderr', stderr)):
-        with open(f'{path}.{name}', 'w') as f:
-            f.write(text)
-    with open(f'{path}.rc.tmp', 'w') as f:
-        f.write(f'{rc}\n')
-    os.rename(f'{path}.rc.tmp', f'{path}.rc')
+    except BaseException:  # as python3 does: a traceback (from the
+        # program's frames on), status 1
+        kind, value, tb = sys.exc_info()
+        traceback.print_exception(kind, value, tb.tb_next)
+        rc = 1
+    return rc
 
 
 def serve(req):
-    pid = os.fork()
-    if pid == 0:
+    if os.fork() != 0:
+        return
+    rc = 1
+    try:
+        rc = run(req)
+    except BaseException:  # the request's, not the server's: answer it
+        traceback.print_exc()
+    finally:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
         try:
-            answer(req, *run(req))
-        except Exception:  # the request's, not the server's: answer it
-            answer(req, '', traceback.format_exc(), 1)
+            with open(req['out'] + '.rc.tmp', 'w') as f:
+                f.write(f"{req['token']} {rc & 0xff}\n")
+            os.rename(req['out'] + '.rc.tmp', req['out'] + '.rc')
         finally:
             os._exit(0)
-    os.waitpid(pid, 0)
 
 
 def owner_alive():
@@ -123,9 +165,15 @@ def owner_alive():
 
 buf = b''
 while owner_alive():
-    if not select.select([requests], [], [], 1)[0]:
+    # Children that ended: reaped, so none is left a zombie.
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+    if not select.select([requests], [], [], 0.5)[0]:
         continue
-    buf += os.read(requests, 65536)
+    buf += os.read(requests, 1 << 20)
     while b'\n' in buf:
         line, buf = buf.split(b'\n', 1)
         if line.strip() == b'quit':

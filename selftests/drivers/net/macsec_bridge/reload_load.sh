@@ -66,7 +66,7 @@ SRV=$!
 			ok=$((ok + 1))
 		else
 			failed=$((failed + 1))
-			sleep 0.2
+			nap 0.2
 		fi
 	done
 	echo "$ok $failed" > "$ROW_DIR/rping"
@@ -131,7 +131,7 @@ last_rping() {
 	SRV=$!
 	until ip netns exec "$pa" timeout 20 rping -c -a 10.1.0.2 -C 5 >/dev/null 2>&1; do
 		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.5
+		nap 0.5
 	done
 	wait "$SRV" && SRV=
 }

@@ -45,7 +45,7 @@ verdicts() {
 		exprs+=("$2")
 		shift 2
 	done
-	mapfile -t res < <(/usr/bin/python3 - "$ROW_DIR" "$N" "mbv$MID" "${exprs[@]}" <<'PY'
+	mapfile -t res < <(py - "$ROW_DIR" "$N" "mbv$MID" "${exprs[@]}" <<'PY'
 import json, sys
 rows, n, mid = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 d, secys = json.load(open(f'{rows}/scale')), json.load(open(f'{rows}/secy.json'))
@@ -84,7 +84,7 @@ for i in $(seq 0 $((N - 1))); do echo "link set mbp$i up"; done | ip -n mbpeer -
 
 check "load" insmod_bridge "$MODULE_KO"
 # In one process: under TCG, 2,048 forks of cat take minutes.
-/usr/bin/python3 - "$N" >"$ROW_DIR/pairs" <<'PY'
+py - "$N" >"$ROW_DIR/pairs" <<'PY'
 import sys
 idx = lambda n: open(f'/sys/class/net/{n}/ifindex').read().split()[0]
 for i in range(int(sys.argv[1])):
@@ -93,7 +93,7 @@ PY
 check "$N veths bound, each to its own MACsec netdev" \
 	/usr/bin/python3 "$lib_dir/mb_genl.py" bind-pairs <"$ROW_DIR/pairs"
 # ifindex of each SecY, by port, for the dump's secy-ifindex.
-/usr/bin/python3 - "$ROW_DIR/pairs" >"$ROW_DIR/secy.json" <<'PY'
+py - "$ROW_DIR/pairs" >"$ROW_DIR/secy.json" <<'PY'
 import json, sys
 print(json.dumps({f'mbv{i}': int(l.split()[1]) for i, l in enumerate(open(sys.argv[1]))}))
 PY

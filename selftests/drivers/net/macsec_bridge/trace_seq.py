@@ -16,8 +16,9 @@ announcement, `PORT:bit-on`/`PORT:bit-off` for a feature write
 (`...-deferred` when left to the deferred writer), `mdo_x` when the driver
 is called and `ret=N` when it returns. Statistics operations (mdo_get_*)
 change nothing and are left out. NAMES maps ifindexes to names (lines
-`IFINDEX NAME`); an unknown one prints as `if<N>`. Every announcement is
-also appended to ANNOUNCED as `NAME GENERATION PROTECTION REASON`.
+`IFINDEX NAME`, the last one for an ifindex counts); an unknown one prints
+as `if<N>`. Every announcement is also appended to ANNOUNCED as
+`NAME GENERATION PROTECTION REASON`.
 """
 
 import re
