@@ -365,9 +365,9 @@ test_kernel() {
 	# test took twice as long, and a lockstep table hit its limit.)
 	# The torture run: a shorter one here, the full 10,000 operations
 	# under KASAN, where 2,000 took 483 s (2026-11-25): its limit, and the
-	# VM's, make room for about 2,500 s of it. The 7.3 run took 45 min
-	# with scale.sh's 1,024 ports and a release build beside it
-	# (2026-11-25).
+	# VM's, make room for about 2,500 s of it. The 7.3 run took 41 min
+	# on 2026-11-26 (45 min the day before with a release build beside
+	# it; over 70 min on a slower machine, before the root was cached).
 	vm_timeout=4200
 	ksft_override=
 	torture_ops=
