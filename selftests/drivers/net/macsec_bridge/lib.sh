@@ -355,7 +355,7 @@ py_req() {
 	out=$ROW_DIR/py.$BASHPID
 	tok=$BASHPID.$PY_REQ.$RANDOM$RANDOM
 	echo "{\"out\": \"$out\", \"token\": \"$tok\", \"program\": $prog, \"argv\": [${argv%,}], \"stdin\": \"$stdin\", \"cwd\": $JSON_STR, \"fds\": {${fds%,}}, \"netns\": \"$ns\"}" >"$PY_FIFO"
-	deadline=$((SECONDS + 600))
+	deadline=$((SECONDS + 120))
 	until [ -e "$out.rc" ] && read -r t rc <"$out.rc" && [ "$t" = "$tok" ]; do
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			echo "py_server.py did not answer: $(<"$ROW_DIR/py_server.err")" >&2
@@ -401,13 +401,6 @@ ynl_in() {
 	local ns=$1
 	shift
 	py_in "$ns" "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json "$@"
-}
-
-# ynl_cli NS ARGS...: the CLI as a process of its own, in namespace NS.
-ynl_cli() {
-	local ns=$1
-	shift
-	in_ns "$ns" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json "$@"
 }
 
 
@@ -660,7 +653,7 @@ mon_stop() {
 ifindex() {
 	local i
 	if [ -n "${2:-}" ]; then
-		ip netns exec "$2" cat "/sys/class/net/$1/ifindex"
+		in_ns "$2" cat "/sys/class/net/$1/ifindex"
 	else
 		read -r i <"/sys/class/net/$1/ifindex" && echo "$i"
 	fi

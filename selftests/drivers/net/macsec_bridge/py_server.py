@@ -44,16 +44,12 @@ cli, fifo, owner = sys.argv[1], sys.argv[2], int(sys.argv[3])
 # Whatever else the test had open (the kselftest runner's log, a virtio
 # console port that admits one opener at a time) is not ours to hold.
 os.closerange(3, 1024)
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(os.path.abspath(cli)))
-sys.path.insert(0, here)
+# A program's sys.path: its own directory, then this one's defaults.
+base_path = sys.path[1:]
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
+                os.path.dirname(os.path.abspath(cli))]
 import lib  # noqa: E402,F401  (the CLI's own library: imported once, here)
 from mb_genl import CLONE_NEWNET, nscall  # noqa: E402  (beside this file)
-
-# What the helpers import, imported once too.
-import yaml  # noqa: E402,F401
-
-base_path = [p for p in sys.path if p not in (here, os.path.dirname(os.path.abspath(cli)))]
 # Out of the way of the fds requests name.
 _fd = os.open(fifo, os.O_RDWR)
 requests = os.dup2(_fd, 250)
