@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The bridge itself (`bridge.rs`, unchanged), built for the host and run
+//! against a model of the kernel around it: netdevs, the notifier chain,
+//! `macsec.c`'s operations in the order it makes them, a driver that
+//! accepts or fails each `mdo_*`, and the RDMA core.
+//!
+//! The model knows nothing of `predict()`: what a SecY protects is what its
+//! driver holds ([`Hw`]), changed only when the driver accepts an
+//! operation, exactly as `macsec.c` calls it (what it changes before the
+//! call, what it publishes after, what it restores on failure). Random
+//! sequences of administrator actions, driver failures, RDMA devices,
+//! bindings, namespace moves and module reloads are checked for:
+//!
+//! - *safety, at the driver*: while the driver runs an operation, no port
+//!   of its SecY advertises (in its state, its last notification or its
+//!   feature bit) more than the driver's state before the operation and
+//!   after it both give;
+//! - *liveness*: once an action is over, every port is tracked iff it backs
+//!   an RDMA device or is bound, and its relation, SecY, protection, reason
+//!   and owner are what the model derives from the devices; its last
+//!   notification says the same; a bridge-owned bit equals its offload
+//!   claim, a driver-owned bit was never written;
+//! - *notifications*: generations strictly increase, a port is never
+//!   announced twice in a row with the same object;
+//! - *references*: a deleted netdev is held by nothing once its
+//!   unregistration is over, and after unload no netdev is held at all.
+
+#![allow(dead_code)]
+
+extern crate self as kernel;
+
+pub use host::kernel::{alloc, error, ffi, prelude, rbtree, str, sync, time, workqueue};
+pub use host::{bindings, net, netlink, rdma};
+pub use macsec_bridge_lockstep as lockstep;
+
+macro_rules! warn_ratelimited {
+    ($($arg:tt)*) => {
+        $crate::host::log_warning(format!($($arg)*))
+    };
+}
+
+// Built as it is for the kernel: where the host's types differ from the
+// kernel's (an error converted into itself, a large error type), the
+// kernel's clippy is the judge.
+#[allow(clippy::useless_conversion, clippy::result_large_err)]
+#[path = "../bridge.rs"]
+mod bridge;
+mod host;
+#[path = "../trace.rs"]
+mod trace;
+#[path = "host/world.rs"]
+mod world;
+
+use lockstep::{Protection, Reason};
+use proptest::prelude::*;
+use world::{Step, Target, World};
+
+/// The bridge is published in a global (as the module's is): one world at
+/// a time.
+pub static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The seed of the random sequences: fixed, so that a run is the same on
+/// every machine; `MB_BRIDGE_SEED` explores others (and replays one).
+fn seed() -> u64 {
+    std::env::var("MB_BRIDGE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261127)
+}
+
+/// How many sequences: `MB_BRIDGE_CASES`, 400 by default.
+fn cases() -> u32 {
+    std::env::var("MB_BRIDGE_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let s = 0usize..4;
+    let an = 0u8..4;
+    prop_oneof![
+        3 => (0usize..2, prop::bool::weighted(0.8), prop::bool::weighted(0.8), prop::bool::weighted(0.8),
+              0u8..2, prop::bool::weighted(0.1))
+            .prop_map(|(lower, offload, encrypt, protect, encoding_sa, fail)| Step::NewSecy {
+                lower, offload, encrypt, protect, encoding_sa, fail
+            }),
+        1 => (s.clone(), prop::bool::weighted(0.2)).prop_map(|(s, fail)| Step::DelSecy { s, fail }),
+        3 => (s.clone(), prop::bool::weighted(0.2)).prop_map(|(s, fail)| Step::Open { s, fail }),
+        2 => (s.clone(), prop::bool::weighted(0.2)).prop_map(|(s, fail)| Step::Close { s, fail }),
+        2 => (0usize..2, any::<bool>()).prop_map(|(l, up)| Step::LowerLink { l, up }),
+        2 => (0usize..2, any::<bool>()).prop_map(|(l, on)| Step::Carrier { l, on }),
+        4 => (s.clone(), an.clone(), any::<bool>(), prop::bool::weighted(0.2))
+            .prop_map(|(s, an, active, fail)| Step::AddTxsa { s, an, active, fail }),
+        4 => (s.clone(), an.clone(), any::<bool>(), prop::bool::weighted(0.2))
+            .prop_map(|(s, an, active, fail)| Step::UpdTxsa { s, an, active, fail }),
+        2 => (s.clone(), an.clone(), prop::bool::weighted(0.2))
+            .prop_map(|(s, an, fail)| Step::DelTxsa { s, an, fail }),
+        3 => (s.clone(), prop::option::of(any::<bool>()), prop::option::of(any::<bool>()),
+              prop::option::of(0u8..4), prop::bool::weighted(0.2))
+            .prop_map(|(s, encrypt, protect, encoding_sa, fail)| Step::Flags {
+                s, encrypt, protect, encoding_sa, fail
+            }),
+        2 => (s.clone(), any::<bool>(), prop::bool::weighted(0.3))
+            .prop_map(|(s, on, fail)| Step::Offload { s, on, fail }),
+        1 => s.clone().prop_map(|s| Step::Stats { s }),
+        1 => s.clone().prop_map(|s| Step::Move { s }),
+        2 => prop_oneof![
+            (0usize..2).prop_map(Target::Lower),
+            (0usize..2).prop_map(Target::Plain),
+            s.clone().prop_map(Target::Secy),
+        ].prop_map(|on| Step::RdmaAdd { on }),
+        1 => (0usize..8).prop_map(|r| Step::RdmaDel { r }),
+        2 => (0usize..4, s.clone()).prop_map(|(p, s)| Step::Bind { p, s }),
+        1 => (0usize..4).prop_map(|p| Step::Unbind { p }),
+        1 => Just(Step::Reload),
+        4 => s.clone().prop_map(|s| Step::Raise { s }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
+        max_shrink_iters: 4096,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
+
+    /// Random sequences against the model: every check of the module
+    /// comment, after every action and inside every driver call.
+    #[test]
+    fn bridge_follows_the_model(steps in prop::collection::vec(step(), 1..48)) {
+        let _g = serial();
+        let mut w = World::new();
+        for s in &steps {
+            w.step(s);
+        }
+        w.unload();
+        w.check_unloaded();
+        prop_assert!(w.checks > 0);
+    }
+}
+
+/// A bound port on a SecY whose every flag is right, then `encrypt off`:
+/// the retraction (notification, then bit) reaches user space before the
+/// driver sees the operation; `encrypt on` is announced only after the
+/// driver took it. Nothing else is announced.
+#[test]
+fn encrypt_off_retracts_before_the_driver() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_bound_port();
+    let port = w.plains[0].as_raw() as usize;
+    let secy = w.secy(s).as_raw() as usize;
+    let _ = host::take_log();
+    w.step(&Step::Flags {
+        s,
+        encrypt: Some(false),
+        protect: None,
+        encoding_sa: None,
+        fail: false,
+    });
+    let log = w.last_log.clone();
+    let kinds: Vec<String> = log.iter().map(world::describe).collect();
+    assert_eq!(
+        kinds,
+        [
+            format!("note {port:x} none encrypt-off"),
+            format!("feature {port:x} off"),
+            format!("mdo {secy:x} UpdSecy ok"),
+        ],
+        "{log:#?}"
+    );
+    w.step(&Step::Flags {
+        s,
+        encrypt: Some(true),
+        protect: None,
+        encoding_sa: None,
+        fail: false,
+    });
+    let kinds: Vec<String> = w.last_log.iter().map(world::describe).collect();
+    assert_eq!(
+        kinds,
+        [
+            format!("mdo {secy:x} UpdSecy ok"),
+            format!("note {port:x} offload-mac -"),
+            format!("feature {port:x} on"),
+        ]
+    );
+    w.unload();
+    w.check_unloaded();
+}
+
+/// A failed `mdo_upd_secy` (`encrypt off` refused): retracted before the
+/// call, raised again after, since `macsec.c` put the SecY back; the
+/// generation moved twice.
+#[test]
+fn failed_teardown_comes_back() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_bound_port();
+    let port = w.plains[0].as_raw() as usize;
+    let secy = w.secy(s).as_raw() as usize;
+    w.step(&Step::Flags {
+        s,
+        encrypt: Some(false),
+        protect: None,
+        encoding_sa: None,
+        fail: true,
+    });
+    let kinds: Vec<String> = w.last_log.iter().map(world::describe).collect();
+    assert_eq!(
+        kinds,
+        [
+            format!("note {port:x} none encrypt-off"),
+            format!("feature {port:x} off"),
+            format!("mdo {secy:x} UpdSecy failed"),
+            format!("note {port:x} offload-mac -"),
+            format!("feature {port:x} on"),
+        ]
+    );
+    w.unload();
+    w.check_unloaded();
+}
+
+/// Turning offload off fails in the driver (`mdo_del_secy`): the port
+/// shows the SecY as not offloaded until the next operation shows it whole
+/// (claiming less than is true, never more), then comes back.
+#[test]
+fn failed_offload_off_claims_less_until_seen() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_bound_port();
+    w.step(&Step::Close { s, fail: false });
+    // Offload can only change with no SA: take the SA off first.
+    w.step(&Step::UpdTxsa {
+        s,
+        an: 0,
+        active: false,
+        fail: false,
+    });
+    w.step(&Step::DelTxsa {
+        s,
+        an: 0,
+        fail: false,
+    });
+    w.step(&Step::Offload {
+        s,
+        on: false,
+        fail: true,
+    });
+    assert_eq!(
+        w.verdict_of_plain(0),
+        (Protection::None, Some(Reason::SecyDown))
+    );
+    w.step(&Step::Open { s, fail: false });
+    w.step(&Step::AddTxsa {
+        s,
+        an: 0,
+        active: true,
+        fail: false,
+    });
+    assert_eq!(w.verdict_of_plain(0), (Protection::OffloadMac, None));
+    w.unload();
+    w.check_unloaded();
+}
+
+/// After a reload, an offloaded SecY is unknown until an operation shows
+/// it (`ip macsec show` is one); bindings are the old module's and gone.
+#[test]
+fn reload_forgets_until_seen() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_secy_port();
+    assert_eq!(w.verdict_of_secy(s), (Protection::OffloadMac, None));
+    w.step(&Step::Reload);
+    assert_eq!(
+        w.verdict_of_secy(s),
+        (Protection::None, Some(Reason::Unknown))
+    );
+    w.step(&Step::Stats { s });
+    assert_eq!(w.verdict_of_secy(s), (Protection::OffloadMac, None));
+    w.unload();
+    w.check_unloaded();
+}

@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The parts of the kernel crate that `bridge.rs` uses, over `std`, for its
+//! host build (`tests/bridge.rs`, where this crate is also `kernel`).
+//!
+//! Same signatures, host meanings: an allocation fails only when the test
+//! says so ([`alloc::fail_after`]), a mutex is `std`'s, a work item runs
+//! when the test drains the queue ([`workqueue::run_pending`]).
+//!
+//! The host world is single-threaded: each test takes [`crate::SERIAL`]
+//! first, and everything here lives in its thread.
+
+pub mod error {
+    /// An errno.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub struct Error(pub i32);
+
+    pub type Result<T = (), E = Error> = core::result::Result<T, E>;
+
+    pub mod code {
+        use super::Error;
+        pub const EIO: Error = Error(-5);
+        pub const ENOMEM: Error = Error(-12);
+        pub const EBUSY: Error = Error(-16);
+        pub const EEXIST: Error = Error(-17);
+        pub const ENODEV: Error = Error(-19);
+        pub const EINVAL: Error = Error(-22);
+        pub const EOPNOTSUPP: Error = Error(-95);
+    }
+
+    impl From<crate::alloc::AllocError> for Error {
+        fn from(_: crate::alloc::AllocError) -> Error {
+            code::ENOMEM
+        }
+    }
+}
+
+pub mod alloc {
+    use std::cell::Cell;
+
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub struct AllocError;
+
+    #[derive(Clone, Copy)]
+    pub struct Flags(pub u32);
+
+    pub mod flags {
+        use super::Flags;
+        pub const GFP_KERNEL: Flags = Flags(0);
+        pub const GFP_KERNEL_ACCOUNT: Flags = Flags(1);
+    }
+
+    thread_local! {
+        /// Allocations left before one fails; `None`: none fails.
+        static LEFT: Cell<Option<u32>> = const { Cell::new(None) };
+        /// Allocations that failed.
+        static FAILED: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// Makes the allocation after the next `n` fail (once), or none.
+    pub fn fail_after(n: Option<u32>) {
+        LEFT.with(|l| l.set(n));
+    }
+
+    /// How many allocations failed so far.
+    pub fn failed() -> u32 {
+        FAILED.with(Cell::get)
+    }
+
+    /// One allocation: fails where [`fail_after`] said.
+    pub fn charge() -> Result<(), AllocError> {
+        LEFT.with(|l| match l.get() {
+            Some(0) => {
+                l.set(None);
+                FAILED.with(|f| f.set(f.get() + 1));
+                Err(AllocError)
+            }
+            Some(n) => {
+                l.set(Some(n - 1));
+                Ok(())
+            }
+            None => Ok(()),
+        })
+    }
+
+    pub mod kvec {
+        use super::{charge, AllocError, Flags};
+
+        pub struct PushError<T>(pub T);
+
+        /// `KVec`: a `std` vector whose growth can fail.
+        pub struct Vec<T>(std::vec::Vec<T>);
+
+        impl<T> Default for Vec<T> {
+            fn default() -> Self {
+                Vec(std::vec::Vec::new())
+            }
+        }
+
+        impl<T> Vec<T> {
+            pub const fn new() -> Self {
+                Vec(std::vec::Vec::new())
+            }
+
+            fn grow(&mut self, n: usize) -> Result<(), AllocError> {
+                if self.0.capacity() - self.0.len() < n {
+                    charge()?;
+                    self.0.reserve(n);
+                }
+                Ok(())
+            }
+
+            pub fn push(&mut self, v: T, _f: Flags) -> Result<(), AllocError> {
+                self.grow(1)?;
+                self.0.push(v);
+                Ok(())
+            }
+
+            pub fn push_within_capacity(&mut self, v: T) -> Result<(), PushError<T>> {
+                if self.0.len() < self.0.capacity() {
+                    self.0.push(v);
+                    Ok(())
+                } else {
+                    Err(PushError(v))
+                }
+            }
+
+            pub fn reserve(&mut self, n: usize, _f: Flags) -> Result<(), AllocError> {
+                self.grow(n)
+            }
+
+            pub fn extend_from_slice(&mut self, s: &[T], _f: Flags) -> Result<(), AllocError>
+            where
+                T: Clone,
+            {
+                self.grow(s.len())?;
+                self.0.extend_from_slice(s);
+                Ok(())
+            }
+
+            pub fn drain_all(&mut self) -> std::vec::Drain<'_, T> {
+                self.0.drain(..)
+            }
+        }
+
+        impl<T> core::ops::Deref for Vec<T> {
+            type Target = std::vec::Vec<T>;
+            fn deref(&self) -> &Self::Target {
+                &self.0
+            }
+        }
+
+        impl<T> core::ops::DerefMut for Vec<T> {
+            fn deref_mut(&mut self) -> &mut Self::Target {
+                &mut self.0
+            }
+        }
+
+        impl<T> IntoIterator for Vec<T> {
+            type Item = T;
+            type IntoIter = std::vec::IntoIter<T>;
+            fn into_iter(self) -> Self::IntoIter {
+                self.0.into_iter()
+            }
+        }
+    }
+
+    pub type KVec<T> = kvec::Vec<T>;
+    pub type KBox<T> = Box<T>;
+}
+
+pub mod rbtree {
+    use crate::alloc::{charge, AllocError, Flags};
+    use std::collections::BTreeMap;
+
+    /// `RBTree`, over a B-tree: the same order, the same lookups.
+    pub struct RBTree<K, V>(BTreeMap<K, V>);
+
+    impl<K: Ord, V> Default for RBTree<K, V> {
+        fn default() -> Self {
+            RBTree(BTreeMap::new())
+        }
+    }
+
+    pub struct RBTreeNodeReservation;
+    pub struct RBTreeNode<K, V>(K, V);
+
+    impl RBTreeNodeReservation {
+        pub fn new(_f: Flags) -> Result<Self, AllocError> {
+            charge()?;
+            Ok(RBTreeNodeReservation)
+        }
+
+        pub fn into_node<K, V>(self, k: K, v: V) -> RBTreeNode<K, V> {
+            RBTreeNode(k, v)
+        }
+    }
+
+    impl<K, V> RBTreeNode<K, V> {
+        pub fn to_key_value(self) -> (K, V) {
+            (self.0, self.1)
+        }
+    }
+
+    pub struct Cursor<'a, K, V>(&'a K, &'a V);
+
+    impl<'a, K, V> Cursor<'a, K, V> {
+        pub fn current(&self) -> (&'a K, &'a V) {
+            (self.0, self.1)
+        }
+    }
+
+    pub struct CursorMut<'a, K: Ord, V>(&'a mut RBTree<K, V>, K);
+
+    impl<'a, K: Ord + Clone, V> CursorMut<'a, K, V> {
+        pub fn remove_current(self) -> (Option<CursorMut<'a, K, V>>, RBTreeNode<K, V>) {
+            let CursorMut(t, k) = self;
+            let v = t.0.remove(&k).expect("the cursor's key is in the tree");
+            let next = t.0.range(k.clone()..).next().map(|(k, _)| k.clone());
+            (next.map(|n| CursorMut(t, n)), RBTreeNode(k, v))
+        }
+    }
+
+    impl<K: Ord + Clone, V> RBTree<K, V> {
+        pub fn new() -> Self {
+            RBTree(BTreeMap::new())
+        }
+
+        pub fn get(&self, k: &K) -> Option<&V> {
+            self.0.get(k)
+        }
+
+        pub fn get_mut(&mut self, k: &K) -> Option<&mut V> {
+            self.0.get_mut(k)
+        }
+
+        pub fn insert(&mut self, n: RBTreeNode<K, V>) -> Option<RBTreeNode<K, V>> {
+            let RBTreeNode(k, v) = n;
+            self.0.insert(k.clone(), v).map(|old| RBTreeNode(k, old))
+        }
+
+        pub fn remove(&mut self, k: &K) -> Option<V> {
+            self.0.remove(k)
+        }
+
+        pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+            self.0.iter()
+        }
+
+        pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+            self.0.iter_mut()
+        }
+
+        pub fn values(&self) -> impl Iterator<Item = &V> {
+            self.0.values()
+        }
+
+        pub fn cursor_lower_bound(&self, k: &K) -> Option<Cursor<'_, K, V>> {
+            self.0.range(k.clone()..).next().map(|(k, v)| Cursor(k, v))
+        }
+
+        pub fn cursor_front_mut(&mut self) -> Option<CursorMut<'_, K, V>> {
+            let k = self.0.keys().next()?.clone();
+            Some(CursorMut(self, k))
+        }
+    }
+}
+
+pub mod sync {
+    use crate::alloc::Flags;
+    use crate::error::Result;
+
+    pub use std::sync::Arc;
+
+    /// `Arc::pin_init`: on the host, a value is built, then shared.
+    pub trait ArcInit<T> {
+        fn pin_init(init: Result<T>, f: Flags) -> Result<Arc<T>>;
+    }
+
+    impl<T> ArcInit<T> for Arc<T> {
+        fn pin_init(init: Result<T>, _f: Flags) -> Result<Arc<T>> {
+            crate::alloc::charge()?;
+            Ok(Arc::new(init?))
+        }
+    }
+
+    /// `KBox::pin_init`, likewise.
+    pub trait BoxInit<T> {
+        fn pin_init(init: Result<T>, f: Flags) -> Result<core::pin::Pin<Box<T>>>;
+    }
+
+    impl<T> BoxInit<T> for Box<T> {
+        fn pin_init(init: Result<T>, _f: Flags) -> Result<core::pin::Pin<Box<T>>> {
+            crate::alloc::charge()?;
+            Ok(Box::pin(init?))
+        }
+    }
+
+    pub struct Mutex<T>(std::sync::Mutex<T>);
+
+    impl<T> Mutex<T> {
+        pub fn new(v: T) -> Self {
+            Mutex(std::sync::Mutex::new(v))
+        }
+
+        pub fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+            // A poisoned lock is a failed test already.
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        /// Whether someone holds it: the world checks that no device is
+        /// touched with the state locked.
+        pub fn is_locked(&self) -> bool {
+            self.0.try_lock().is_err()
+        }
+    }
+
+    pub mod aref {
+        use core::ptr::NonNull;
+
+        /// # Safety
+        ///
+        /// `inc_ref` keeps the object alive until the matching `dec_ref`.
+        pub unsafe trait AlwaysRefCounted {
+            fn inc_ref(&self);
+            /// # Safety
+            ///
+            /// `obj` holds a reference from `inc_ref`.
+            unsafe fn dec_ref(obj: NonNull<Self>);
+        }
+
+        /// A counted reference.
+        pub struct ARef<T: AlwaysRefCounted>(NonNull<T>);
+
+        // SAFETY: as the kernel's: the object is shared and its count is its own.
+        unsafe impl<T: AlwaysRefCounted + Sync + Send> Send for ARef<T> {}
+        // SAFETY: as above.
+        unsafe impl<T: AlwaysRefCounted + Sync + Send> Sync for ARef<T> {}
+
+        impl<T: AlwaysRefCounted> From<&T> for ARef<T> {
+            fn from(t: &T) -> Self {
+                t.inc_ref();
+                ARef(NonNull::from(t))
+            }
+        }
+
+        impl<T: AlwaysRefCounted> Clone for ARef<T> {
+            fn clone(&self) -> Self {
+                ARef::from(&**self)
+            }
+        }
+
+        impl<T: AlwaysRefCounted> core::ops::Deref for ARef<T> {
+            type Target = T;
+            fn deref(&self) -> &T {
+                // SAFETY: the count keeps it alive (type invariant).
+                unsafe { self.0.as_ref() }
+            }
+        }
+
+        impl<T: AlwaysRefCounted> Drop for ARef<T> {
+            fn drop(&mut self) {
+                // SAFETY: this holds a reference.
+                unsafe { T::dec_ref(self.0) }
+            }
+        }
+    }
+}
+
+pub mod ffi {
+    pub use core::ffi::c_int;
+}
+
+pub mod time {
+    pub fn msecs_to_jiffies(ms: u32) -> u64 {
+        ms.into()
+    }
+}
+
+pub mod workqueue {
+    use crate::sync::Arc;
+    use std::cell::RefCell;
+    use std::marker::PhantomData;
+
+    pub trait WorkItem {
+        type Pointer;
+        fn run(this: Self::Pointer);
+    }
+
+    #[derive(Default)]
+    pub struct Work<T>(PhantomData<T>);
+    #[derive(Default)]
+    pub struct DelayedWork<T>(pub Work<T>);
+
+    impl<T> Work<T> {
+        pub fn new() -> Self {
+            Work(PhantomData)
+        }
+
+        pub fn raw_get(p: *const Self) -> *mut crate::bindings::work_struct {
+            p.cast_mut().cast()
+        }
+    }
+
+    impl<T> DelayedWork<T> {
+        pub fn new() -> Self {
+            DelayedWork(Work::new())
+        }
+
+        pub fn raw_as_work(p: *const Self) -> *const Work<T> {
+            p.cast()
+        }
+    }
+
+    type Item = (usize, Box<dyn FnOnce()>);
+
+    thread_local! {
+        static QUEUE: RefCell<Vec<Item>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub struct Queue;
+
+    pub fn system() -> &'static Queue {
+        &Queue
+    }
+
+    impl Queue {
+        /// Queues `w` unless it is queued: then gives it back.
+        pub fn enqueue<T: WorkItem<Pointer = Arc<T>> + 'static>(
+            &self,
+            w: Arc<T>,
+        ) -> Result<(), Arc<T>> {
+            let id = Arc::as_ptr(&w) as usize;
+            QUEUE.with(|q| {
+                let mut q = q.borrow_mut();
+                if q.iter().any(|(i, _)| *i == id) {
+                    return Err(w);
+                }
+                q.push((id, Box::new(move || T::run(w))));
+                Ok(())
+            })
+        }
+
+        pub fn enqueue_delayed<T: WorkItem<Pointer = Arc<T>> + 'static>(
+            &self,
+            w: Arc<T>,
+            _delay: u64,
+        ) -> Result<(), Arc<T>> {
+            self.enqueue(w)
+        }
+    }
+
+    /// Runs what is queued now (not what those runs queue); returns how
+    /// many ran.
+    pub fn run_pending() -> usize {
+        let items = QUEUE.with(|q| std::mem::take(&mut *q.borrow_mut()));
+        let n = items.len();
+        for (_, f) in items {
+            f();
+        }
+        n
+    }
+
+    /// Forgets what is queued (after a failed test case).
+    pub fn discard() {
+        let items = QUEUE.with(|q| std::mem::take(&mut *q.borrow_mut()));
+        drop(items);
+    }
+
+    /// What is queued, by work item.
+    pub fn queued() -> usize {
+        QUEUE.with(|q| q.borrow().len())
+    }
+}
+
+pub mod prelude {
+    pub use crate::alloc::flags::{GFP_KERNEL, GFP_KERNEL_ACCOUNT};
+    pub use crate::alloc::{KBox, KVec};
+    pub use crate::error::code::*;
+    pub use crate::error::{Error, Result};
+    pub use crate::sync::{ArcInit, BoxInit};
+    pub use crate::{pin_init, pr_err, pr_warn};
+    pub use core::pin::Pin;
+    pub use macsec_bridge_host_macros::{pin_data, vtable};
+}
+
+#[macro_export]
+macro_rules! pr_warn {
+    ($($arg:tt)*) => {
+        $crate::host::log_warning(format!($($arg)*))
+    };
+}
+
+#[macro_export]
+macro_rules! pr_err {
+    ($($arg:tt)*) => {
+        $crate::host::log_warning(format!($($arg)*))
+    };
+}
+
+/// `pin_init!(T { a <- x, b: y, c })`: on the host, `Ok(T { a: x, b: y, c })`.
+#[macro_export]
+macro_rules! pin_init {
+    ($t:ident { $($body:tt)* }) => { $crate::__pin_init_fields!(@ $t [] $($body)*) };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __pin_init_fields {
+    (@ $t:ident [$($done:tt)*]) => {
+        ::core::result::Result::<$t, $crate::error::Error>::Ok($t { $($done)* })
+    };
+    (@ $t:ident [$($done:tt)*] $f:ident <- $e:expr $(, $($rest:tt)*)?) => {
+        $crate::__pin_init_fields!(@ $t [$($done)* $f: $e,] $($($rest)*)?)
+    };
+    (@ $t:ident [$($done:tt)*] $f:ident : $e:expr $(, $($rest:tt)*)?) => {
+        $crate::__pin_init_fields!(@ $t [$($done)* $f: $e,] $($($rest)*)?)
+    };
+    (@ $t:ident [$($done:tt)*] $f:ident $(, $($rest:tt)*)?) => {
+        $crate::__pin_init_fields!(@ $t [$($done)* $f,] $($($rest)*)?)
+    };
+}
+
+#[macro_export]
+macro_rules! new_mutex {
+    ($v:expr $(, $name:literal)?) => {
+        $crate::sync::Mutex::new($v)
+    };
+}
+
+#[macro_export]
+macro_rules! new_work {
+    ($($name:literal)?) => {
+        $crate::workqueue::Work::new()
+    };
+}
+
+#[macro_export]
+macro_rules! new_delayed_work {
+    ($($name:literal)?) => {
+        $crate::workqueue::DelayedWork::new()
+    };
+}
+
+#[macro_export]
+macro_rules! impl_has_work {
+    ($($t:tt)*) => {};
+}
+
+#[macro_export]
+macro_rules! impl_has_delayed_work {
+    ($($t:tt)*) => {};
+}
+
+#[macro_export]
+macro_rules! container_of {
+    ($ptr:expr, $ty:ty, $($f:tt)*) => {
+        ($ptr).cast::<$ty>()
+    };
+}
+
+pub mod str {
+    /// The kernel's `CStr`: a C string that formats as text.
+    #[repr(transparent)]
+    pub struct CStr(std::ffi::CStr);
+
+    impl CStr {
+        pub fn new(s: &std::ffi::CStr) -> &CStr {
+            // SAFETY: `CStr` is a transparent `std::ffi::CStr`.
+            unsafe { &*(s as *const std::ffi::CStr as *const CStr) }
+        }
+    }
+
+    impl core::ops::Deref for CStr {
+        type Target = std::ffi::CStr;
+        fn deref(&self) -> &std::ffi::CStr {
+            &self.0
+        }
+    }
+
+    impl core::fmt::Display for CStr {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.write_str(&self.0.to_string_lossy())
+        }
+    }
+
+    impl core::fmt::Debug for CStr {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            core::fmt::Debug::fmt(&self.0, f)
+        }
+    }
+}

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What `bridge.rs` reaches outside itself, for its host build: the kernel
+//! crate ([`kernel`], which this crate also is), the network abstractions
+//! ([`net`]), and the module's own C-facing parts (bindings, the family's
+//! `fill`, the RDMA client, the trace), with the log of what reached user
+//! space.
+
+pub mod kernel;
+pub mod net;
+
+use crate::bridge::{self, Owner, PortEntry, Relation, Secy};
+use crate::lockstep::{Protection, Reason};
+use crate::net::macsec::Cipher;
+use std::cell::RefCell;
+
+/// A port object as a `dev-change-ntf` carried it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) struct Note {
+    /// The port's netdev (its address: its identity across moves).
+    pub dev: usize,
+    pub ifindex: i32,
+    pub name: String,
+    pub netns: u64,
+    pub protection: Protection,
+    pub reason: Option<Reason>,
+    pub relation: Option<Relation>,
+    pub secy: i32,
+    pub secy_netns: u64,
+    pub id: Option<(u64, Cipher)>,
+    pub encrypt: Option<bool>,
+    pub owner: Owner,
+    pub rdma: Vec<String>,
+    pub generation: u64,
+}
+
+impl Note {
+    /// The object without its generation: two notifications of a port in
+    /// a row never carry the same.
+    pub(crate) fn object(&self) -> Note {
+        Note {
+            generation: 0,
+            ..self.clone()
+        }
+    }
+}
+
+/// What reached user space, or the driver, in order.
+#[derive(Clone, Debug)]
+pub(crate) enum Rec {
+    /// A `dev-change-ntf`.
+    Note(Note),
+    /// `NETIF_F_HW_MACSEC` written on a netdev.
+    Feature { dev: usize, on: bool },
+    /// The driver ran an `mdo_*` for the SecY of netdev `secy`.
+    Mdo {
+        secy: usize,
+        op: crate::net::macsec::Mdo,
+        ok: bool,
+    },
+}
+
+thread_local! {
+    static LOG: RefCell<Vec<Rec>> = const { RefCell::new(Vec::new()) };
+    static WARNINGS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+pub(crate) fn record(r: Rec) {
+    LOG.with(|l| l.borrow_mut().push(r));
+}
+
+/// Takes the log.
+pub(crate) fn take_log() -> Vec<Rec> {
+    LOG.with(|l| std::mem::take(&mut *l.borrow_mut()))
+}
+
+pub fn log_warning(s: String) {
+    WARNINGS.with(|w| w.borrow_mut().push(s));
+}
+
+/// Takes the warnings the bridge printed.
+pub fn take_warnings() -> Vec<String> {
+    WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()))
+}
+
+/// The C functions and types `bridge.rs` names.
+#[allow(non_camel_case_types, non_upper_case_globals)]
+pub mod bindings {
+    pub use crate::net::device::NetDevice as net_device;
+
+    pub struct work_struct;
+
+    pub struct delayed_work {
+        pub work: work_struct,
+    }
+
+    /// # Safety
+    ///
+    /// `dev` is a world device.
+    pub unsafe fn macsec_get_real_dev(dev: *mut net_device) -> *mut net_device {
+        // SAFETY: the caller's guarantee.
+        let d = unsafe { &*dev };
+        d.macsec
+            .as_ref()
+            .and_then(|m| m.real.get())
+            .map_or(core::ptr::null_mut(), |r| r.as_raw())
+    }
+
+    /// # Safety
+    ///
+    /// `dev` is a world MACsec netdev.
+    pub unsafe fn macsec_netdev_is_offloaded(dev: *mut net_device) -> bool {
+        // SAFETY: the caller's guarantee.
+        let d = unsafe { &*dev };
+        d.macsec
+            .as_ref()
+            .is_some_and(|m| m.sw.borrow().offload != crate::net::macsec::Offload::Off)
+    }
+
+    /// # Safety
+    ///
+    /// None.
+    pub unsafe fn ktime_get() -> i64 {
+        // The monotonic clock: one second per read, so that a reload starts
+        // its generations later, as the kernel's does.
+        thread_local! {
+            static NOW: core::cell::Cell<i64> = const { core::cell::Cell::new(0) };
+        }
+        NOW.with(|n| {
+            n.set(n.get() + 1_000_000_000);
+            n.get()
+        })
+    }
+
+    /// # Safety
+    ///
+    /// None: the host's work items run when the test drains them.
+    pub unsafe fn flush_work(_w: *mut work_struct) -> bool {
+        false
+    }
+
+    /// # Safety
+    ///
+    /// None, as [`flush_work`].
+    pub unsafe fn flush_delayed_work(_w: *mut delayed_work) -> bool {
+        false
+    }
+
+    pub const netdev_cmd_NETDEV_UP: u32 = 1;
+    pub const netdev_cmd_NETDEV_DOWN: u32 = 2;
+    pub const netdev_cmd_NETDEV_CHANGE: u32 = 4;
+    pub const netdev_cmd_NETDEV_REGISTER: u32 = 5;
+    pub const netdev_cmd_NETDEV_UNREGISTER: u32 = 6;
+    pub const netdev_cmd_NETDEV_GOING_DOWN: u32 = 10;
+    pub const netdev_cmd_NETDEV_CHANGENAME: u32 = 11;
+    pub const netdev_cmd_NETDEV_FEAT_CHANGE: u32 = 12;
+    pub const netdev_cmd_NETDEV_CHANGEUPPER: u32 = 21;
+}
+
+/// The family, as far as `bridge.rs` uses it: `fill` records the object.
+pub mod netlink {
+    use super::*;
+    use crate::kernel::error::Result;
+    use crate::kernel::rbtree::RBTree;
+    use crate::net::namespace::Net;
+    use crate::net::netlink::{Family, GenlMsg};
+
+    pub const CMD_DEV_CHANGE_NTF: u8 = 2;
+    pub const CMD_BIND: u8 = 3;
+    pub const CMD_UNBIND: u8 = 4;
+    pub const MCGRP_MONITOR: u32 = 0;
+
+    pub static FAMILY: Family = Family;
+
+    pub fn protection(p: Protection) -> u32 {
+        p.rank().into()
+    }
+
+    pub fn reason(r: Option<Reason>) -> u32 {
+        r.map_or(0, |r| r as u32 + 1)
+    }
+
+    /// The object of port `e`, as the real `fill` writes it.
+    pub(crate) fn fill(
+        msg: &GenlMsg,
+        e: &PortEntry,
+        secys: &RBTree<usize, Secy>,
+        _viewer: &Net,
+    ) -> Result {
+        crate::kernel::alloc::charge()?;
+        let v = e.port.advertised();
+        let s = e.secy.as_ref().and_then(|d| secys.get(&bridge::key(d)));
+        let note = Note {
+            dev: e.dev.as_raw() as usize,
+            ifindex: e.dev.ifindex(),
+            name: e.dev.name().to_string_lossy().into_owned(),
+            netns: e.dev.net().cookie(),
+            protection: v.protection,
+            reason: v.reason,
+            relation: e.relation,
+            secy: e.secy.as_ref().map_or(0, |d| d.ifindex()),
+            secy_netns: e.secy.as_ref().map_or(0, |d| d.net().cookie()),
+            id: s.and_then(|s| s.id),
+            encrypt: s.and_then(|s| bridge::advertised_encrypt(e, s)),
+            owner: e.owner,
+            rdma: e
+                .rdma
+                .iter()
+                .map(|r| String::from_utf8_lossy(&r.name).into_owned())
+                .collect(),
+            generation: e.generation,
+        };
+        *msg.note.borrow_mut() = Some(note);
+        Ok(())
+    }
+}
+
+/// The RDMA client's view of a device: one port, on one netdev.
+pub mod rdma {
+    use crate::host::kernel::str::CStr;
+    use crate::kernel::error::Result;
+    use crate::net::device::NetDevice;
+    use crate::sync::aref::ARef;
+    use std::cell::Cell;
+    use std::marker::PhantomData;
+
+    pub struct Device {
+        pub name: Cell<&'static CStr>,
+        pub netdev: &'static NetDevice,
+    }
+
+    // SAFETY: single-threaded host world.
+    unsafe impl Sync for Device {}
+
+    impl Device {
+        pub fn id(&self) -> usize {
+            self as *const Device as usize
+        }
+
+        pub fn name(&self) -> &CStr {
+            self.name.get()
+        }
+
+        pub fn ports(&self) -> impl Iterator<Item = u32> {
+            1..=1
+        }
+
+        pub fn netdev(&self, _port: u32) -> Option<ARef<NetDevice>> {
+            Some(self.netdev.into())
+        }
+
+        /// # Safety
+        ///
+        /// `id` is a world device's.
+        pub unsafe fn from_id<'a>(id: usize) -> &'a Device {
+            // SAFETY: the caller's guarantee; world devices are leaked.
+            unsafe { &*(id as *const Device) }
+        }
+
+        /// The world's RDMA devices have no RoCE v2 GID on a SecY.
+        pub fn gids(&self, _port: u32, _f: impl FnMut(&GidAttr) -> Result) -> Result {
+            Ok(())
+        }
+    }
+
+    pub struct GidAttr;
+
+    impl GidAttr {
+        pub fn is_roce_v2(&self) -> bool {
+            false
+        }
+
+        pub fn is_on(&self, _dev: &NetDevice) -> bool {
+            false
+        }
+
+        pub fn index(&self) -> u32 {
+            0
+        }
+
+        pub fn gid(&self) -> [u8; 16] {
+            [0; 16]
+        }
+    }
+
+    pub trait Events {
+        fn gid_change(dev: &Device, port: u32);
+    }
+
+    pub struct EventHandler<T>(PhantomData<T>);
+
+    impl<T> EventHandler<T> {
+        /// # Safety
+        ///
+        /// None on the host.
+        pub unsafe fn new(_ib: &Device) -> Result<Self> {
+            Ok(EventHandler(PhantomData))
+        }
+    }
+}
+
+/// The C side of `trace.rs` (`trace.c`): the host has no tracepoints, and
+/// `macsec_bridge_update` is never enabled.
+mod trace_c {
+    use core::ffi::c_int;
+
+    #[no_mangle]
+    extern "C" fn macsec_bridge_trace_announce(
+        _ifindex: c_int,
+        _generation: u64,
+        _protection: u32,
+        _reason: u32,
+    ) {
+    }
+
+    #[no_mangle]
+    extern "C" fn macsec_bridge_trace_feature(_ifindex: c_int, _on: bool, _written: bool) {}
+
+    #[no_mangle]
+    extern "C" fn macsec_bridge_trace_update_enabled() -> bool {
+        false
+    }
+
+    #[no_mangle]
+    extern "C" fn macsec_bridge_trace_update(
+        _cause: u32,
+        _code: u32,
+        _ifindex: c_int,
+        _ns: u64,
+        _visited: u32,
+        _ports: u32,
+        _secys: u32,
+    ) {
+    }
+}

@@ -1,0 +1,1471 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel around the bridge, as a model: devices, `macsec.c`'s
+//! operations and the order of what it does around each `mdo_*`
+//! (`drivers/net/macsec.c` of Linux 7.3), a MACsec-capable driver that
+//! accepts or fails each operation, the RDMA core, and module load and
+//! unload as `macsec_bridge_main.rs` does them. See `tests/bridge.rs`.
+
+use crate::bridge::{self, BindError, Bridge, Owner, Relation};
+use crate::host::{self, Note, Rec};
+use crate::lockstep::{Protection, Reason};
+use crate::net::device::{Features, NetDevice};
+use crate::net::macsec::{Cipher, Context, Mdo, Offload, SecY, SecyData, Sw};
+use crate::net::namespace::Net;
+use crate::net::notifier::{self, NetdevEvent};
+use crate::net::rtnl::{Rtnl, RtnlGuard};
+use crate::prelude::*;
+use crate::rdma;
+use crate::str::CStr;
+use crate::sync::Arc;
+use crate::workqueue;
+use std::cell::{Cell, RefCell};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+use std::ffi::CString;
+
+/// Where an RDMA device goes.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Lower(usize),
+    Plain(usize),
+    Secy(usize),
+}
+
+/// An action of the administrator (with whether the driver fails the
+/// operation it leads to), the RDMA core or the module's loader. SecYs and
+/// RDMA devices are named by their position among those alive.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// `ip link add link L macsec0 type macsec [offload mac] encrypt E
+    /// protect P encodingsa A`.
+    NewSecy {
+        lower: usize,
+        offload: bool,
+        encrypt: bool,
+        protect: bool,
+        encoding_sa: u8,
+        fail: bool,
+    },
+    /// `ip link del`.
+    DelSecy {
+        s: usize,
+        fail: bool,
+    },
+    Open {
+        s: usize,
+        fail: bool,
+    },
+    Close {
+        s: usize,
+        fail: bool,
+    },
+    /// The lower device up or down.
+    LowerLink {
+        l: usize,
+        up: bool,
+    },
+    /// The lower device's carrier.
+    Carrier {
+        l: usize,
+        on: bool,
+    },
+    /// `ip macsec add … tx sa AN [on|off]`.
+    AddTxsa {
+        s: usize,
+        an: u8,
+        active: bool,
+        fail: bool,
+    },
+    /// `ip macsec set … tx sa AN on|off`.
+    UpdTxsa {
+        s: usize,
+        an: u8,
+        active: bool,
+        fail: bool,
+    },
+    /// `ip macsec del … tx sa AN`.
+    DelTxsa {
+        s: usize,
+        an: u8,
+        fail: bool,
+    },
+    /// `ip link set … type macsec [encrypt] [protect] [encodingsa]`.
+    Flags {
+        s: usize,
+        encrypt: Option<bool>,
+        protect: Option<bool>,
+        encoding_sa: Option<u8>,
+        fail: bool,
+    },
+    /// `ip macsec offload … mac|off`.
+    Offload {
+        s: usize,
+        on: bool,
+        fail: bool,
+    },
+    /// `ip macsec show` (statistics operations).
+    Stats {
+        s: usize,
+    },
+    /// The SecY into the other namespace.
+    Move {
+        s: usize,
+    },
+    RdmaAdd {
+        on: Target,
+    },
+    RdmaDel {
+        r: usize,
+    },
+    /// Bind port `p` (the plain devices, then the lower ones) to a SecY.
+    Bind {
+        p: usize,
+        s: usize,
+    },
+    Unbind {
+        p: usize,
+    },
+    /// `rmmod macsec_bridge; modprobe macsec_bridge`.
+    Reload,
+    /// What an administrator does to protect a SecY's traffic, each a step
+    /// of its own: lower up with carrier, `encrypt on protect on`, the
+    /// SecY up, its encoding SA added or turned on.
+    Raise {
+        s: usize,
+    },
+}
+
+/// What the model expects of a tracked port: relation, SecY, protection,
+/// reason.
+type Expected = (
+    Option<Relation>,
+    Option<&'static NetDevice>,
+    Protection,
+    Option<Reason>,
+);
+
+/// What the driver holds of a SecY: the truth about its traffic.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Hw {
+    /// `mdo_add_secy` accepted and no `mdo_del_secy` since.
+    offloaded: bool,
+    /// Opened (`mdo_dev_open`) and not stopped.
+    open: bool,
+    protect: bool,
+    encrypt: bool,
+    encoding_sa: u8,
+    tx_sa: [Option<bool>; 4],
+}
+
+pub struct World {
+    nets: [&'static Net; 2],
+    /// MACsec-capable NICs: the second is ops-locked (netdevsim, mlx5e).
+    pub lowers: Vec<&'static NetDevice>,
+    /// Devices with no MACsec ops (veth): the second is ops-locked.
+    pub plains: Vec<&'static NetDevice>,
+    /// The MACsec netdevs alive, oldest first.
+    secys: Vec<&'static NetDevice>,
+    /// Devices unregistered: held by no one once that is over.
+    dead: Vec<&'static NetDevice>,
+    rdmas: Vec<&'static rdma::Device>,
+    /// The driver's state of each SecY it was asked to offload.
+    hw: RefCell<HashMap<usize, Hw>>,
+    /// SecYs whose `mdo_del_secy` failed: shown as not offloaded until the
+    /// next operation succeeds.
+    under_claim: HashSet<usize>,
+    /// Offloaded SecYs some operation showed to the module loaded now.
+    observed: HashSet<usize>,
+    /// Bindings of the module loaded now: port → SecY (`None`: gone).
+    bindings: HashMap<usize, Option<usize>>,
+    bridge: Option<Arc<Bridge>>,
+    next_ifindex: i32,
+    next_rdma: u32,
+    /// Whether the driver fails the operation it is asked next.
+    fail_next: Cell<bool>,
+    /// The last notification of each port, by netdev.
+    last: RefCell<HashMap<usize, Note>>,
+    /// The highest generation announced.
+    generation: Cell<u64>,
+    /// What reached user space or the driver during the last step.
+    pub last_log: Vec<Rec>,
+    log: RefCell<Vec<Rec>>,
+    /// Checks made.
+    pub checks: u64,
+    checks_at_driver: Cell<u64>,
+}
+
+fn leak_name(s: String) -> &'static CStr {
+    CStr::new(Box::leak(
+        CString::new(s).expect("no NUL").into_boxed_c_str(),
+    ))
+}
+
+fn key(d: &NetDevice) -> usize {
+    d as *const NetDevice as usize
+}
+
+/// A record, as the sequence tests compare them.
+pub fn describe(r: &Rec) -> String {
+    match r {
+        Rec::Note(n) => {
+            let p = match n.protection {
+                Protection::None => "none",
+                Protection::Software => "software",
+                Protection::OffloadMac => "offload-mac",
+                Protection::OffloadPhy => "offload-phy",
+            };
+            let why = match n.reason {
+                None => "-",
+                Some(Reason::EncryptOff) => "encrypt-off",
+                Some(Reason::ProtectOff) => "protect-off",
+                Some(Reason::NoActiveTxSa) => "no-active-tx-sa",
+                Some(Reason::SecyDown) => "secy-down",
+                Some(Reason::OffloadOff) => "offload-off",
+                Some(r) => return format!("note {:x} {p} {r:?}", n.dev),
+            };
+            format!("note {:x} {p} {why}", n.dev)
+        }
+        Rec::Feature { dev, on } => format!("feature {dev:x} {}", if *on { "on" } else { "off" }),
+        Rec::Mdo { secy, op, ok } => {
+            format!("mdo {secy:x} {op:?} {}", if *ok { "ok" } else { "failed" })
+        }
+    }
+}
+
+fn device(name: String, net: &'static Net, ifindex: i32) -> NetDevice {
+    NetDevice {
+        name: Cell::new(leak_name(name)),
+        ifindex: Cell::new(ifindex),
+        up: Cell::new(false),
+        carrier: Cell::new(false),
+        registered: Cell::new(false),
+        features: Cell::new(0),
+        hw_features: 0,
+        macsec_ops: false,
+        ops_locked: false,
+        instance_locked: Cell::new(false),
+        net: Cell::new(net),
+        refs: Cell::new(0),
+        macsec: None,
+        observer: RefCell::new(None),
+        writes: Cell::new(0),
+    }
+}
+
+impl World {
+    /// Two namespaces; in the first, two MACsec-capable NICs and two plain
+    /// devices, all up with carrier; the module loaded.
+    pub fn new() -> World {
+        // What a failed case (proptest goes on, to shrink it) left behind.
+        notifier::unregister_all();
+        workqueue::discard();
+        Bridge::unpublish();
+        crate::alloc::fail_after(None);
+        let _ = host::take_log();
+        let _ = host::take_warnings();
+        let nets: [&'static Net; 2] = [
+            Box::leak(Box::new(Net { cookie: 1 })),
+            Box::leak(Box::new(Net { cookie: 2 })),
+        ];
+        let mut w = World {
+            nets,
+            lowers: Vec::new(),
+            plains: Vec::new(),
+            secys: Vec::new(),
+            dead: Vec::new(),
+            rdmas: Vec::new(),
+            hw: RefCell::new(HashMap::new()),
+            under_claim: HashSet::new(),
+            observed: HashSet::new(),
+            bindings: HashMap::new(),
+            bridge: None,
+            next_ifindex: 2,
+            next_rdma: 0,
+            fail_next: Cell::new(false),
+            last: RefCell::new(HashMap::new()),
+            generation: Cell::new(0),
+            last_log: Vec::new(),
+            log: RefCell::new(Vec::new()),
+            checks: 0,
+            checks_at_driver: Cell::new(0),
+        };
+        for i in 0..2 {
+            let mut d = device(format!("eth{i}"), nets[0], w.ifindex());
+            d.macsec_ops = true;
+            d.hw_features = Features::HW_MACSEC.0;
+            d.features.set(Features::HW_MACSEC.0);
+            d.ops_locked = i == 1;
+            w.lowers.push(Box::leak(Box::new(d)));
+        }
+        for i in 0..2 {
+            let mut d = device(format!("veth{i}"), nets[0], w.ifindex());
+            d.ops_locked = i == 1;
+            w.plains.push(Box::leak(Box::new(d)));
+        }
+        for d in w.lowers.iter().chain(&w.plains) {
+            d.registered.set(true);
+            d.up.set(true);
+            d.carrier.set(true);
+        }
+        w.load();
+        w
+    }
+
+    fn ifindex(&mut self) -> i32 {
+        self.next_ifindex += 1;
+        self.next_ifindex
+    }
+
+    fn b(&self) -> &Arc<Bridge> {
+        self.bridge.as_ref().expect("the module is loaded")
+    }
+
+    pub fn secy(&self, s: usize) -> &'static NetDevice {
+        self.secys[s]
+    }
+
+    fn sw(d: &NetDevice) -> Sw {
+        SecY::of(d).sw()
+    }
+
+    fn set_sw(d: &NetDevice, f: impl FnOnce(&mut Sw)) {
+        f(&mut d.macsec.as_ref().expect("a SecY").sw.borrow_mut());
+    }
+
+    fn real(d: &NetDevice) -> &'static NetDevice {
+        d.macsec
+            .as_ref()
+            .and_then(|m| m.real.get())
+            .expect("a real device")
+    }
+
+    // ---- Module load and unload, as macsec_bridge_main.rs.
+
+    /// `init`: the bridge, published; the notifier registered (REGISTER and
+    /// UP replayed for every device); the RDMA client (every device added).
+    fn load(&mut self) {
+        let b = Bridge::new().expect("no allocation fails");
+        Bridge::publish(&b);
+        self.bridge = Some(b.clone());
+        self.observed.clear();
+        self.under_claim.clear();
+        self.bindings.clear();
+        let g = Rtnl::lock();
+        notifier::register(std::sync::Arc::new(bridge::Events(b)));
+        for net in self.nets {
+            let devs: Vec<&'static NetDevice> = self
+                .all_devices()
+                .into_iter()
+                .filter(|d| *d.net() == *net)
+                .collect();
+            for d in devs {
+                notifier::call(NetdevEvent::Register(d));
+                if d.is_up() {
+                    notifier::call(NetdevEvent::Up(d));
+                }
+            }
+        }
+        drop(g);
+        for r in self.rdmas.clone() {
+            self.client_add(r);
+        }
+        self.settle();
+    }
+
+    /// `drop`: the RDMA client's devices removed, shutdown, the notifier
+    /// unregistered (DOWN and UNREGISTER replayed, ignored), the bridge
+    /// unpublished and let go.
+    pub fn unload(&mut self) {
+        for r in self.rdmas.clone() {
+            self.client_remove(r);
+        }
+        {
+            let mut g = Rtnl::lock();
+            self.b().shutdown(&mut g);
+            for d in self.all_devices() {
+                if d.is_up() {
+                    notifier::call(NetdevEvent::GoingDown(d));
+                    notifier::call(NetdevEvent::Down(d));
+                }
+                notifier::call(NetdevEvent::Unregister(d));
+            }
+            notifier::unregister_all();
+        }
+        self.absorb();
+        // The work items run; they find nothing to do.
+        workqueue::run_pending();
+        self.absorb();
+        Bridge::unpublish();
+        let b = self.bridge.take().expect("loaded");
+        assert_eq!(
+            std::sync::Arc::strong_count(&b),
+            1,
+            "the bridge is still referenced"
+        );
+        drop(b);
+        self.absorb();
+    }
+
+    /// After unload: no device is held, no bit the module owns is set, and
+    /// the last notification of every port retracted it.
+    pub fn check_unloaded(&mut self) {
+        for d in self.all_devices().iter().chain(&self.dead) {
+            assert_eq!(d.refs.get(), 0, "{}: still held after unload", d.name());
+            if Owner::of_world(d) == Owner::Bridge {
+                assert!(
+                    !d.features().contains(Features::HW_MACSEC),
+                    "{}: bit left set",
+                    d.name()
+                );
+            }
+            assert!(
+                d.observer.borrow().is_none(),
+                "{}: interposer left",
+                d.name()
+            );
+        }
+        for n in self.last.borrow().values() {
+            assert_eq!(
+                n.protection,
+                Protection::None,
+                "{n:?}: not retracted at unload"
+            );
+        }
+        assert!(host::take_warnings().is_empty());
+        self.checks += 1;
+    }
+
+    fn all_devices(&self) -> Vec<&'static NetDevice> {
+        self.lowers
+            .iter()
+            .chain(&self.plains)
+            .chain(&self.secys)
+            .copied()
+            .collect()
+    }
+
+    // ---- The RDMA core.
+
+    fn client_add(&mut self, r: &'static rdma::Device) {
+        let b = self.b().clone();
+        // SAFETY: `client_remove` unfollows it, and so does a failure here.
+        unsafe { b.follow_gids(r) }.expect("no allocation fails");
+        let mut g = Rtnl::lock();
+        let ret = b.rdma_add(&mut g, r);
+        drop(g);
+        if ret.is_err() {
+            b.unfollow_gids(r);
+        }
+        ret.expect("no allocation fails");
+    }
+
+    fn client_remove(&mut self, r: &'static rdma::Device) {
+        let b = self.b().clone();
+        b.unfollow_gids(r);
+        let mut g = Rtnl::lock();
+        b.rdma_remove(&mut g, r);
+    }
+
+    // ---- macsec.c.
+
+    /// `macsec_offload(ops->mdo_*, &ctx)` through the interposed table of
+    /// the SecY's real device, if one is installed.
+    fn offload(
+        &self,
+        op: Mdo,
+        secy: &'static NetDevice,
+        offload: Offload,
+        an: u8,
+        active: bool,
+        fail: bool,
+    ) -> Result {
+        let ctx = Context {
+            op,
+            secy: SecY::of(secy),
+            lower: Self::real(secy),
+            offload,
+            an,
+            tx_sa_active: active,
+        };
+        assert!(Rtnl::held());
+        // SAFETY: held, as checked.
+        let rtnl = unsafe { Rtnl::assume_held() };
+        let observer = Self::real(secy).observer.borrow().clone();
+        if let Some(o) = &observer {
+            o.before(rtnl, op, &ctx);
+        }
+        self.fail_next.set(fail);
+        let ret = self.driver(&ctx);
+        if let Some(o) = &observer {
+            o.after(rtnl, op, &ctx, ret);
+        }
+        ret
+    }
+
+    /// The driver: checks what the ports claim at this instant, then takes
+    /// the operation, or fails it.
+    fn driver(&self, ctx: &Context<'_>) -> Result {
+        let secy = ctx.secy().netdev();
+        let k = key(secy);
+        let before = self.hw.borrow().get(&k).copied().unwrap_or_default();
+        let sw = ctx.secy().sw();
+        let mut after = before;
+        match ctx.op() {
+            Mdo::DevOpen => after.open = true,
+            Mdo::DevStop => after.open = false,
+            Mdo::AddSecy => {
+                after = Hw {
+                    offloaded: true,
+                    open: false,
+                    protect: sw.protect,
+                    encrypt: sw.encrypt,
+                    encoding_sa: sw.encoding_sa,
+                    tx_sa: [None; 4],
+                }
+            }
+            Mdo::UpdSecy => {
+                after.protect = sw.protect;
+                after.encrypt = sw.encrypt;
+                after.encoding_sa = sw.encoding_sa;
+            }
+            Mdo::DelSecy => after = Hw::default(),
+            Mdo::AddTxsa | Mdo::UpdTxsa => {
+                after.tx_sa[ctx.assoc_num() as usize] = Some(ctx.tx_sa_active())
+            }
+            Mdo::DelTxsa => after.tx_sa[ctx.assoc_num() as usize] = None,
+            _ => {}
+        }
+        self.check_at_driver(secy, before, after, ctx.op());
+        let ok = !self.fail_next.get();
+        host::record(Rec::Mdo {
+            secy: k,
+            op: ctx.op(),
+            ok,
+        });
+        // A SecY stopped is stopped, whatever the driver says.
+        if ok || ctx.op() == Mdo::DevStop {
+            self.hw.borrow_mut().insert(k, after);
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(EIO)
+        }
+    }
+
+    /// What the driver's state `hw` of SecY `secy` gives the traffic it
+    /// carries: offload, or nothing.
+    fn truth(secy: &NetDevice, hw: Hw) -> Protection {
+        let real = Self::real(secy);
+        let sa = hw.tx_sa[hw.encoding_sa as usize % 4] == Some(true);
+        if hw.offloaded
+            && hw.open
+            && real.is_up()
+            && real.carrier_ok()
+            && sa
+            && hw.protect
+            && hw.encrypt
+        {
+            Protection::OffloadMac
+        } else {
+            Protection::None
+        }
+    }
+
+    /// Safety, while the driver runs `op`: no port of the SecY claims more
+    /// than both the state before and the state after give.
+    fn check_at_driver(&self, secy: &NetDevice, before: Hw, after: Hw, op: Mdo) {
+        self.absorb();
+        let bound = Self::truth(secy, before)
+            .rank()
+            .min(Self::truth(secy, after).rank());
+        let Some(b) = &self.bridge else { return };
+        let st = b.state.lock();
+        let mut devs = self.port_devices();
+        if !devs.iter().any(|d| **d == *secy) {
+            // Being deleted: no longer among the SecYs.
+            devs.push(
+                self.dead
+                    .iter()
+                    .chain(&self.secys)
+                    .copied()
+                    .find(|d| **d == *secy)
+                    .unwrap_or(Self::real(secy)),
+            );
+        }
+        for d in devs {
+            let Some(e) = st.ports.of(d) else { continue };
+            if e.secy.as_deref().map(key) != Some(key(secy)) {
+                continue;
+            }
+            let claimed = e.port.advertised().protection.rank();
+            assert!(
+                claimed <= bound,
+                "{}: advertises {claimed} while the driver runs {op:?} (bound {bound})",
+                d.name()
+            );
+            if let Some(n) = self.last.borrow().get(&key(d)) {
+                assert!(
+                    n.protection.rank() <= bound,
+                    "{}: last announced {n:?} during {op:?}",
+                    d.name()
+                );
+            }
+            let bit = d.features().contains(Features::HW_MACSEC);
+            // The one lag the design allows: `mdo_upd_secy` may come from a
+            // context that holds another device's instance lock, so an
+            // ops-locked port's bit is left to the deferred writer (queued).
+            let lag = op == Mdo::UpdSecy && d.ops_locked && workqueue::queued() > 0;
+            if e.owner == Owner::Bridge && bit && !lag {
+                assert!(
+                    bound == 2,
+                    "{}: bit set while the driver runs {op:?}",
+                    d.name()
+                );
+            }
+            self.checks_at_driver.set(self.checks_at_driver.get() + 1);
+        }
+    }
+
+    /// Safety at `NETDEV_GOING_DOWN` of `dev`: every port whose SecY is
+    /// `dev` or runs over it claims nothing any more, before `dev` closes.
+    /// An ops-locked port's bit may wait for the deferred writer (queued):
+    /// the event's proof covers only `dev`.
+    fn check_going_down(&self, dev: &NetDevice) {
+        self.absorb();
+        let Some(b) = &self.bridge else { return };
+        let st = b.state.lock();
+        for d in self.port_devices() {
+            let Some(e) = st.ports.of(d) else { continue };
+            let Some(s) = e.secy.as_deref() else { continue };
+            if *s != *dev && *Self::real(s) != *dev {
+                continue;
+            }
+            assert_eq!(
+                e.port.advertised().protection,
+                Protection::None,
+                "{}: claims at GOING_DOWN of {}",
+                d.name(),
+                dev.name()
+            );
+            if let Some(n) = self.last.borrow().get(&key(d)) {
+                assert_eq!(
+                    n.protection,
+                    Protection::None,
+                    "{}: last announced {n:?} at GOING_DOWN",
+                    d.name()
+                );
+            }
+            let bit = d.features().contains(Features::HW_MACSEC);
+            let lag = d.ops_locked && *d != *dev && workqueue::queued() > 0;
+            assert!(
+                e.owner == Owner::Driver || !bit || lag,
+                "{}: bit set at GOING_DOWN of {}",
+                d.name(),
+                dev.name()
+            );
+            self.checks_at_driver.set(self.checks_at_driver.get() + 1);
+        }
+    }
+
+    /// Sends `ev` down the notifier chain (RTNL is held).
+    fn event(&self, ev: NetdevEvent<'_>) {
+        notifier::call(ev);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new_secy(
+        &mut self,
+        g: &RtnlGuard,
+        l: usize,
+        offload: bool,
+        encrypt: bool,
+        protect: bool,
+        sa: u8,
+        fail: bool,
+    ) {
+        if self.secys.len() >= 4 {
+            return;
+        }
+        let lower = self.lowers[l];
+        let ifindex = self.ifindex();
+        let mut d = device(format!("macsec{ifindex}"), lower.net(), ifindex);
+        d.macsec = Some(SecyData {
+            real: Cell::new(Some(lower)),
+            sw: RefCell::new(Sw {
+                offload: if offload { Offload::Mac } else { Offload::Off },
+                protect,
+                encrypt,
+                encoding_sa: sa,
+                tx_sa: [None; 4],
+                sci: (ifindex as u64) << 48 | 1,
+                cipher: if ifindex % 2 == 0 {
+                    Cipher::GcmAes128
+                } else {
+                    Cipher::GcmAesXpn256
+                },
+            }),
+        });
+        let d: &'static NetDevice = Box::leak(Box::new(d));
+        let _ = g;
+        // register_netdevice, then the upper link, then mdo_add_secy.
+        d.registered.set(true);
+        self.event(NetdevEvent::Register(d));
+        self.event(NetdevEvent::ChangeUpper {
+            dev: lower,
+            upper: d,
+            linking: true,
+        });
+        if offload
+            && self
+                .offload(Mdo::AddSecy, d, Offload::Mac, 0, false, fail)
+                .is_err()
+        {
+            // del_dev, unlink, unregister.
+            self.event(NetdevEvent::ChangeUpper {
+                dev: lower,
+                upper: d,
+                linking: false,
+            });
+            d.registered.set(false);
+            self.event(NetdevEvent::Unregister(d));
+            self.hw.borrow_mut().remove(&key(d));
+            self.dead.push(d);
+            return;
+        }
+        if offload {
+            self.observed.insert(key(d));
+        }
+        self.secys.push(d);
+    }
+
+    /// `dev_close` of SecY `d`.
+    fn close(&mut self, d: &'static NetDevice, fail: bool) {
+        if !d.is_up() {
+            return;
+        }
+        self.event(NetdevEvent::GoingDown(d));
+        self.check_going_down(d);
+        d.carrier.set(false);
+        if Self::sw(d).offload != Offload::Off {
+            // Done whatever the driver says: macsec.c stops the SecY.
+            let _ = self.offload(Mdo::DevStop, d, Self::sw(d).offload, 0, false, fail);
+            self.seen(d, true);
+        }
+        d.up.set(false);
+        self.event(NetdevEvent::Down(d));
+    }
+
+    /// An operation on `d` succeeded (or completed regardless): the module
+    /// has seen the whole SecY.
+    fn seen(&mut self, d: &NetDevice, ok: bool) {
+        if ok && self.bridge.is_some() {
+            self.observed.insert(key(d));
+            self.under_claim.remove(&key(d));
+        }
+    }
+
+    fn del_secy(&mut self, g: &RtnlGuard, s: usize, fail: bool) {
+        let d = self.secys.remove(s);
+        let _ = g;
+        let sw = Self::sw(d);
+        if sw.offload != Offload::Off {
+            // Its result is ignored: the SecY goes.
+            let _ = self.offload(Mdo::DelSecy, d, sw.offload, 0, false, fail);
+        }
+        Self::set_sw(d, |sw| sw.tx_sa = [None; 4]);
+        self.event(NetdevEvent::ChangeUpper {
+            dev: Self::real(d),
+            upper: d,
+            linking: false,
+        });
+        self.close(d, fail);
+        d.registered.set(false);
+        self.event(NetdevEvent::Unregister(d));
+        self.hw.borrow_mut().remove(&key(d));
+        self.observed.remove(&key(d));
+        self.under_claim.remove(&key(d));
+        for b in self.bindings.values_mut() {
+            if *b == Some(key(d)) {
+                *b = None;
+            }
+        }
+        self.dead.push(d);
+    }
+
+    fn open(&mut self, d: &'static NetDevice, fail: bool) {
+        if d.is_up() {
+            return;
+        }
+        if Self::sw(d).offload != Offload::Off {
+            let ok = self
+                .offload(Mdo::DevOpen, d, Offload::Mac, 0, false, fail)
+                .is_ok();
+            self.seen(d, ok);
+            if !ok {
+                return;
+            }
+        }
+        d.up.set(true);
+        d.carrier.set(Self::real(d).carrier_ok());
+        self.event(NetdevEvent::Up(d));
+    }
+
+    /// An operation on SecY `d`'s SAs or flags: `change` is what macsec.c
+    /// changes before the call (undone on failure), `publish` what it
+    /// changes after a success.
+    #[allow(clippy::too_many_arguments)]
+    fn sa_op(
+        &mut self,
+        d: &'static NetDevice,
+        op: Mdo,
+        an: u8,
+        active: bool,
+        fail: bool,
+        change: impl Fn(&mut Sw),
+        publish: impl Fn(&mut Sw),
+    ) {
+        let saved = Self::sw(d);
+        Self::set_sw(d, change);
+        let offloaded = saved.offload != Offload::Off;
+        if offloaded {
+            let ok = self.offload(op, d, saved.offload, an, active, fail).is_ok();
+            self.seen(d, ok);
+            if !ok {
+                Self::set_sw(d, |sw| *sw = saved);
+                return;
+            }
+        }
+        Self::set_sw(d, publish);
+    }
+
+    fn set_offload(&mut self, d: &'static NetDevice, on: bool, fail: bool) {
+        let sw = Self::sw(d);
+        let to = if on { Offload::Mac } else { Offload::Off };
+        // Unchanged, busy (up), or configured (an SA): refused before any
+        // operation.
+        if sw.offload == to || d.is_up() || sw.tx_sa.iter().any(Option::is_some) {
+            return;
+        }
+        let ok = if on {
+            self.offload(Mdo::AddSecy, d, Offload::Mac, 0, false, fail)
+                .is_ok()
+        } else {
+            self.offload(Mdo::DelSecy, d, sw.offload, 0, false, fail)
+                .is_ok()
+        };
+        if ok {
+            Self::set_sw(d, |sw| sw.offload = to);
+            self.seen(d, true);
+        } else if !on && self.bridge.is_some() {
+            // macsec.c goes on as if the SecY were no longer offloaded: the
+            // module now knows it, as less than it is.
+            self.seen(d, true);
+            self.under_claim.insert(key(d));
+        }
+    }
+
+    fn move_secy(&mut self, d: &'static NetDevice) {
+        self.close(d, false);
+        self.event(NetdevEvent::Unregister(d));
+        let to = if *d.net() == *self.nets[0] {
+            self.nets[1]
+        } else {
+            self.nets[0]
+        };
+        d.net.set(to);
+        self.event(NetdevEvent::Register(d));
+    }
+
+    /// One step, then the work items it queued, then every check.
+    pub fn step(&mut self, step: &Step) {
+        if let Step::Raise { s } = *step {
+            if self.secys.is_empty() {
+                return;
+            }
+            let s = s % self.secys.len();
+            let d = self.secys[s];
+            let l = self
+                .lowers
+                .iter()
+                .position(|l| *l == Self::real(d))
+                .expect("a NIC");
+            self.step(&Step::LowerLink { l, up: true });
+            self.step(&Step::Carrier { l, on: true });
+            self.step(&Step::Flags {
+                s,
+                encrypt: Some(true),
+                protect: Some(true),
+                encoding_sa: None,
+                fail: false,
+            });
+            self.step(&Step::Open { s, fail: false });
+            let an = Self::sw(d).encoding_sa;
+            self.step(&Step::AddTxsa {
+                s,
+                an,
+                active: true,
+                fail: false,
+            });
+            self.step(&Step::UpdTxsa {
+                s,
+                an,
+                active: true,
+                fail: false,
+            });
+            return;
+        }
+        let g = Rtnl::lock();
+        let n = self.secys.len();
+        let pick = |s: usize| (n > 0).then(|| s % n);
+        match *step {
+            Step::NewSecy {
+                lower,
+                offload,
+                encrypt,
+                protect,
+                encoding_sa,
+                fail,
+            } => self.new_secy(&g, lower, offload, encrypt, protect, encoding_sa, fail),
+            Step::DelSecy { s, fail } => {
+                if let Some(s) = pick(s) {
+                    let d = self.secys[s];
+                    let rdmas: Vec<_> = self
+                        .rdmas
+                        .iter()
+                        .copied()
+                        .filter(|r| *r.netdev == *d)
+                        .collect();
+                    self.del_secy(&g, s, fail);
+                    drop(g);
+                    // The RDMA core removes what was on it, later.
+                    for r in rdmas {
+                        self.rdmas.retain(|x| !std::ptr::eq(*x, r));
+                        self.client_remove(r);
+                    }
+                    return self.settle();
+                }
+            }
+            Step::Open { s, fail } => {
+                if let Some(s) = pick(s) {
+                    self.open(self.secys[s], fail)
+                }
+            }
+            Step::Close { s, fail } => {
+                if let Some(s) = pick(s) {
+                    self.close(self.secys[s], fail)
+                }
+            }
+            Step::LowerLink { l, up } => {
+                let d = self.lowers[l];
+                if d.is_up() != up {
+                    if up {
+                        d.up.set(true);
+                        self.event(NetdevEvent::Up(d));
+                    } else {
+                        self.event(NetdevEvent::GoingDown(d));
+                        self.check_going_down(d);
+                        d.up.set(false);
+                        self.event(NetdevEvent::Down(d));
+                    }
+                }
+            }
+            Step::Carrier { l, on } => {
+                let d = self.lowers[l];
+                if d.carrier_ok() != on {
+                    d.carrier.set(on);
+                    self.event(NetdevEvent::Change(d));
+                }
+            }
+            Step::AddTxsa {
+                s,
+                an,
+                active,
+                fail,
+            } => {
+                if let Some(s) = pick(s) {
+                    let d = self.secys[s];
+                    if Self::sw(d).tx_sa[an as usize].is_none() {
+                        let a = an as usize;
+                        self.sa_op(
+                            d,
+                            Mdo::AddTxsa,
+                            an,
+                            active,
+                            fail,
+                            |_| {},
+                            |sw| sw.tx_sa[a] = Some(active),
+                        );
+                    }
+                }
+            }
+            Step::UpdTxsa {
+                s,
+                an,
+                active,
+                fail,
+            } => {
+                if let Some(s) = pick(s) {
+                    let d = self.secys[s];
+                    if Self::sw(d).tx_sa[an as usize].is_some() {
+                        let a = an as usize;
+                        self.sa_op(
+                            d,
+                            Mdo::UpdTxsa,
+                            an,
+                            active,
+                            fail,
+                            |sw| sw.tx_sa[a] = Some(active),
+                            |_| {},
+                        );
+                    }
+                }
+            }
+            Step::DelTxsa { s, an, fail } => {
+                if let Some(s) = pick(s) {
+                    let d = self.secys[s];
+                    // An active SA cannot be deleted (EBUSY).
+                    if Self::sw(d).tx_sa[an as usize] == Some(false) {
+                        let a = an as usize;
+                        self.sa_op(
+                            d,
+                            Mdo::DelTxsa,
+                            an,
+                            false,
+                            fail,
+                            |_| {},
+                            |sw| sw.tx_sa[a] = None,
+                        );
+                    }
+                }
+            }
+            Step::Flags {
+                s,
+                encrypt,
+                protect,
+                encoding_sa,
+                fail,
+            } => {
+                if let Some(s) = pick(s) {
+                    let d = self.secys[s];
+                    let change = move |sw: &mut Sw| {
+                        sw.encrypt = encrypt.unwrap_or(sw.encrypt);
+                        sw.protect = protect.unwrap_or(sw.protect);
+                        sw.encoding_sa = encoding_sa.unwrap_or(sw.encoding_sa);
+                    };
+                    self.sa_op(d, Mdo::UpdSecy, 0, false, fail, change, |_| {});
+                }
+            }
+            Step::Offload { s, on, fail } => {
+                if let Some(s) = pick(s) {
+                    self.set_offload(self.secys[s], on, fail)
+                }
+            }
+            Step::Stats { s } => {
+                if let Some(s) = pick(s) {
+                    let d = self.secys[s];
+                    let sw = Self::sw(d);
+                    if sw.offload != Offload::Off {
+                        let ok = self
+                            .offload(Mdo::GetDevStats, d, sw.offload, 0, false, false)
+                            .is_ok();
+                        self.seen(d, ok);
+                    }
+                }
+            }
+            Step::Move { s } => {
+                if let Some(s) = pick(s) {
+                    self.move_secy(self.secys[s])
+                }
+            }
+            Step::RdmaAdd { on } => {
+                let d = match on {
+                    Target::Lower(l) => Some(self.lowers[l]),
+                    Target::Plain(p) => Some(self.plains[p]),
+                    Target::Secy(s) => pick(s).map(|s| self.secys[s]),
+                };
+                if let Some(d) = d.filter(|_| self.rdmas.len() < 6) {
+                    drop(g);
+                    self.next_rdma += 1;
+                    let name = leak_name(format!("rxe{}", self.next_rdma));
+                    let r: &'static rdma::Device = Box::leak(Box::new(rdma::Device {
+                        name: Cell::new(name),
+                        netdev: d,
+                    }));
+                    self.rdmas.push(r);
+                    self.client_add(r);
+                    return self.settle();
+                }
+            }
+            Step::RdmaDel { r } => {
+                if !self.rdmas.is_empty() {
+                    let r = self.rdmas.remove(r % self.rdmas.len());
+                    drop(g);
+                    self.client_remove(r);
+                    return self.settle();
+                }
+            }
+            Step::Bind { p, s } => {
+                if let Some(s) = pick(s) {
+                    drop(g);
+                    let port = self
+                        .plains
+                        .iter()
+                        .chain(&self.lowers)
+                        .copied()
+                        .nth(p)
+                        .expect("four ports");
+                    let secy = self.secys[s];
+                    let mut g = Rtnl::lock();
+                    let ret = self.b().bind(&mut g, port, secy);
+                    drop(g);
+                    match self.bindings.entry(key(port)) {
+                        Entry::Occupied(_) => assert_eq!(ret, Err(BindError::AlreadyBound)),
+                        Entry::Vacant(v) => {
+                            assert_eq!(ret, Ok(()));
+                            v.insert(Some(key(secy)));
+                        }
+                    }
+                    return self.settle();
+                }
+            }
+            Step::Unbind { p } => {
+                drop(g);
+                let port = self
+                    .plains
+                    .iter()
+                    .chain(&self.lowers)
+                    .copied()
+                    .nth(p)
+                    .expect("four ports");
+                let mut g = Rtnl::lock();
+                let ret = self.b().unbind(&mut g, port);
+                drop(g);
+                if self.bindings.remove(&key(port)).is_some() {
+                    assert_eq!(ret, Ok(()));
+                } else {
+                    assert_eq!(ret, Err(BindError::NotBound));
+                }
+                return self.settle();
+            }
+            Step::Raise { .. } => unreachable!(),
+            Step::Reload => {
+                drop(g);
+                self.unload();
+                for d in self.all_devices().iter().chain(&self.dead) {
+                    assert_eq!(d.refs.get(), 0, "{}: held after unload", d.name());
+                }
+                for n in self.last.borrow().values() {
+                    assert_eq!(
+                        n.protection,
+                        Protection::None,
+                        "{n:?}: not retracted at unload"
+                    );
+                }
+                self.last.borrow_mut().clear();
+                self.load();
+                return self.settle();
+            }
+        }
+        drop(g);
+        self.settle();
+    }
+
+    /// Runs what the step queued, then checks everything.
+    fn settle(&mut self) {
+        self.absorb();
+        for _ in 0..3 {
+            workqueue::run_pending();
+            self.absorb();
+        }
+        self.last_log = std::mem::take(&mut *self.log.borrow_mut());
+        self.check();
+    }
+
+    /// Takes what reached user space or the driver: generations strictly
+    /// increase, and no port is announced twice in a row the same.
+    fn absorb(&self) {
+        for r in host::take_log() {
+            if let Rec::Note(n) = &r {
+                assert!(
+                    n.generation > self.generation.get(),
+                    "generation {} after {}",
+                    n.generation,
+                    self.generation.get()
+                );
+                self.generation.set(n.generation);
+                let mut last = self.last.borrow_mut();
+                if let Some(prev) = last.get(&n.dev) {
+                    assert_ne!(prev.object(), n.object(), "announced twice the same");
+                }
+                last.insert(n.dev, n.clone());
+            }
+            self.log.borrow_mut().push(r);
+        }
+    }
+
+    /// The netdevs that may be ports.
+    fn port_devices(&self) -> Vec<&'static NetDevice> {
+        self.all_devices()
+    }
+
+    /// What the model says of port `d`: whether it is tracked, and if so
+    /// its relation, SecY and verdict.
+    fn expected(&self, d: &'static NetDevice) -> Option<Expected> {
+        let has_rdma = self.rdmas.iter().any(|r| *r.netdev == *d);
+        let binding = self.bindings.get(&key(d)).copied();
+        if !has_rdma && binding.is_none() {
+            return None;
+        }
+        let (relation, secy) = if let Some(b) = binding {
+            (
+                Some(Relation::Bound),
+                b.and_then(|k| self.secys.iter().copied().find(|s| key(s) == k)),
+            )
+        } else if d.is_macsec() {
+            (Some(Relation::SelfDev), Some(d))
+        } else {
+            match self
+                .secys
+                .iter()
+                .copied()
+                .filter(|s| *Self::real(s) == *d)
+                .min_by_key(|s| (s.net().cookie(), s.ifindex()))
+            {
+                Some(s) => (Some(Relation::Upper), Some(s)),
+                None => (None, None),
+            }
+        };
+        let none = |r| (Protection::None, Some(r));
+        let (p, r) = match secy {
+            None if binding.is_some() => none(Reason::BindingStale),
+            None => none(Reason::NoSecy),
+            Some(s) => {
+                let sw = Self::sw(s);
+                let hw = self.hw.borrow().get(&key(s)).copied().unwrap_or_default();
+                let real = Self::real(s);
+                let offloaded = sw.offload != Offload::Off;
+                if offloaded && !self.observed.contains(&key(s)) {
+                    none(Reason::Unknown)
+                } else if !s.is_up() {
+                    none(Reason::SecyDown)
+                } else if !(real.is_up() && real.carrier_ok()) {
+                    none(Reason::LowerDown)
+                } else if !offloaded || self.under_claim.contains(&key(s)) {
+                    none(Reason::OffloadOff)
+                } else if hw.tx_sa[hw.encoding_sa as usize % 4] != Some(true) {
+                    none(Reason::NoActiveTxSa)
+                } else if !hw.protect {
+                    none(Reason::ProtectOff)
+                } else if !hw.encrypt {
+                    none(Reason::EncryptOff)
+                } else if relation == Some(Relation::Upper) {
+                    none(Reason::Partial)
+                } else {
+                    (Protection::OffloadMac, None)
+                }
+            }
+        };
+        Some((relation, secy, p, r))
+    }
+
+    /// Liveness and consistency, once a step is over.
+    fn check(&mut self) {
+        let b = self.b().clone();
+        let st = b.state.lock();
+        for d in self.port_devices() {
+            let e = st.ports.of(d);
+            let want = self.expected(d);
+            let owner = Owner::of_world(d);
+            let bit = d.features().contains(Features::HW_MACSEC);
+            match (e, want) {
+                (None, None) => {
+                    if let Some(n) = self.last.borrow().get(&key(d)) {
+                        assert_eq!(
+                            n.protection,
+                            Protection::None,
+                            "{}: untracked, last said {n:?}",
+                            d.name()
+                        );
+                    }
+                    if owner == Owner::Bridge {
+                        assert!(!bit, "{}: untracked with its bit set", d.name());
+                    }
+                }
+                (Some(e), Some((relation, secy, p, r))) => {
+                    let v = e.port.advertised();
+                    let got = (
+                        e.relation,
+                        e.secy.as_deref().map(key),
+                        v.protection,
+                        v.reason,
+                    );
+                    let want = (relation, secy.map(key), p, r);
+                    assert_eq!(
+                        got,
+                        want,
+                        "{}: (relation, secy, protection, reason)",
+                        d.name()
+                    );
+                    assert_eq!(e.owner, owner, "{}: owner", d.name());
+                    let last = self.last.borrow();
+                    let n = last
+                        .get(&key(d))
+                        .unwrap_or_else(|| panic!("{}: never announced", d.name()));
+                    assert_eq!(
+                        (
+                            n.relation,
+                            n.secy,
+                            n.protection,
+                            n.reason,
+                            n.owner,
+                            n.ifindex,
+                            n.generation
+                        ),
+                        (
+                            relation,
+                            secy.map_or(0, |s| s.ifindex()),
+                            p,
+                            r,
+                            owner,
+                            d.ifindex(),
+                            e.generation
+                        ),
+                        "{}: last notification",
+                        d.name()
+                    );
+                    assert_eq!(n.netns, d.net().cookie());
+                    assert_eq!(n.secy_netns, secy.map_or(0, |s| s.net().cookie()));
+                    let names: Vec<String> = self
+                        .rdmas
+                        .iter()
+                        .filter(|r| *r.netdev == *d)
+                        .map(|r| r.name().to_string_lossy().into_owned())
+                        .collect();
+                    let mut got = n.rdma.clone();
+                    got.sort();
+                    let mut want = names;
+                    want.sort();
+                    assert_eq!(got, want, "{}: RDMA devices", d.name());
+                    if let Some(s) = secy.filter(|_| p == Protection::OffloadMac) {
+                        let sw = Self::sw(s);
+                        assert_eq!(
+                            n.id,
+                            Some((sw.sci, sw.cipher)),
+                            "{}: sci and cipher",
+                            d.name()
+                        );
+                        assert_eq!(n.encrypt, Some(true));
+                    }
+                    if owner == Owner::Bridge {
+                        assert_eq!(bit, p == Protection::OffloadMac, "{}: bit", d.name());
+                    }
+                }
+                (e, want) => panic!(
+                    "{}: tracked {} but the model says {want:?}",
+                    d.name(),
+                    e.is_some()
+                ),
+            }
+            if owner == Owner::Driver {
+                assert_eq!(
+                    d.writes.get(),
+                    0,
+                    "{}: a driver-owned bit was written",
+                    d.name()
+                );
+            }
+            // Never more than the driver's state gives.
+            if let Some(e) = st.ports.of(d) {
+                if let Some(s) = e.secy.as_deref() {
+                    let hw = self.hw.borrow().get(&key(s)).copied().unwrap_or_default();
+                    assert!(e.port.advertised().protection.rank() <= Self::truth(s, hw).rank());
+                }
+            }
+            self.checks += 1;
+        }
+        drop(st);
+        for d in &self.dead {
+            assert_eq!(
+                d.refs.get(),
+                0,
+                "{}: still held after its unregistration",
+                d.name()
+            );
+        }
+        let w = host::take_warnings();
+        assert!(w.is_empty(), "warnings: {w:?}");
+        self.checks += self.checks_at_driver.replace(0);
+    }
+
+    // ---- Helpers of the sequence tests.
+
+    /// An offloaded SecY on the first NIC, up, with an active encoding SA,
+    /// `encrypt on`, and the first plain device bound to it with an RDMA
+    /// device: the port advertises offload. Returns the SecY's position.
+    pub fn protected_bound_port(&mut self) -> usize {
+        let s = self.protected_secy();
+        self.step(&Step::RdmaAdd {
+            on: Target::Plain(0),
+        });
+        self.step(&Step::Bind { p: 0, s });
+        assert_eq!(self.verdict_of_plain(0), (Protection::OffloadMac, None));
+        s
+    }
+
+    /// As [`World::protected_bound_port`], the RDMA device on the SecY.
+    pub fn protected_secy_port(&mut self) -> usize {
+        let s = self.protected_secy();
+        self.step(&Step::RdmaAdd {
+            on: Target::Secy(s),
+        });
+        s
+    }
+
+    fn protected_secy(&mut self) -> usize {
+        self.step(&Step::NewSecy {
+            lower: 0,
+            offload: true,
+            encrypt: true,
+            protect: true,
+            encoding_sa: 0,
+            fail: false,
+        });
+        let s = self.secys.len() - 1;
+        self.step(&Step::Open { s, fail: false });
+        self.step(&Step::AddTxsa {
+            s,
+            an: 0,
+            active: true,
+            fail: false,
+        });
+        s
+    }
+
+    pub fn verdict_of_plain(&self, p: usize) -> (Protection, Option<Reason>) {
+        self.verdict_of(self.plains[p])
+    }
+
+    pub fn verdict_of_secy(&self, s: usize) -> (Protection, Option<Reason>) {
+        self.verdict_of(self.secys[s])
+    }
+
+    fn verdict_of(&self, d: &NetDevice) -> (Protection, Option<Reason>) {
+        let st = self.b().state.lock();
+        let v = st.ports.of(d).expect("a port").port.advertised();
+        (v.protection, v.reason)
+    }
+}
+
+impl Owner {
+    /// The model's owner: the driver's wherever the device has MACsec ops or
+    /// lets users toggle the bit.
+    fn of_world(d: &NetDevice) -> Owner {
+        if d.macsec_ops || d.hw_features & Features::HW_MACSEC.0 != 0 {
+            Owner::Driver
+        } else {
+            Owner::Bridge
+        }
+    }
+}
