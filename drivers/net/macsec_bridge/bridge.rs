@@ -205,8 +205,8 @@ pub(crate) struct PortEntry {
     pub(crate) serial: u64,
     /// The object as last announced (`None` before the first notification).
     last: Option<View>,
-    /// Retracted and announced once more by the next [`Bridge::finish`],
-    /// then dropped.
+    /// Retracted: the next [`Bridge::finish`] announces that, if it changes
+    /// the object, then drops the port.
     gone: bool,
     /// In [`Ports::dirty`]: the next [`Bridge::finish`] recomputes it.
     dirty: bool,

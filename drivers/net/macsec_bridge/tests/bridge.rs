@@ -110,6 +110,8 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(s, on, fail)| Step::Offload { s, on, fail }),
         1 => s.clone().prop_map(|s| Step::Stats { s }),
         1 => s.clone().prop_map(|s| Step::Move { s }),
+        1 => s.clone().prop_map(|s| Step::Ethtool { s }),
+        1 => (0usize..2).prop_map(|l| Step::NicGone { l }),
         2 => prop_oneof![
             (0usize..2).prop_map(Target::Lower),
             (0usize..2).prop_map(Target::Plain),

@@ -112,6 +112,9 @@ pub mod device {
         pub hw_features: u64,
         /// A MACsec-capable driver: `dev->macsec_ops` is set.
         pub macsec_ops: bool,
+        /// Its `macsec_ops` has `mdo_dev_open`, `mdo_dev_stop` and the
+        /// statistics operations (netdevsim and mlx5e have none of them).
+        pub macsec_dev_ops: bool,
         /// Ops-locked (netdevsim, mlx5e): writing its features needs its
         /// instance lock.
         pub ops_locked: bool,

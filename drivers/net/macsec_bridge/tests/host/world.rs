@@ -112,6 +112,15 @@ pub enum Step {
     Move {
         s: usize,
     },
+    /// `ethtool -K macsec0 …`: `netdev_update_features()` of the SecY.
+    Ethtool {
+        s: usize,
+    },
+    /// The NIC goes away with its SecYs (its driver unbound), and a new
+    /// one takes its place.
+    NicGone {
+        l: usize,
+    },
     RdmaAdd {
         on: Target,
     },
@@ -243,6 +252,7 @@ fn device(name: String, net: &'static Net, ifindex: i32) -> NetDevice {
         features: Cell::new(0),
         hw_features: 0,
         macsec_ops: false,
+        macsec_dev_ops: false,
         ops_locked: false,
         instance_locked: Cell::new(false),
         net: Cell::new(net),
@@ -291,12 +301,8 @@ impl World {
             checks_at_driver: Cell::new(0),
         };
         for i in 0..2 {
-            let mut d = device(format!("eth{i}"), nets[0], w.ifindex());
-            d.macsec_ops = true;
-            d.hw_features = Features::HW_MACSEC.0;
-            d.features.set(Features::HW_MACSEC.0);
-            d.ops_locked = i == 1;
-            w.lowers.push(Box::leak(Box::new(d)));
+            let d = w.nic(i);
+            w.lowers.push(d);
         }
         for i in 0..2 {
             let mut d = device(format!("veth{i}"), nets[0], w.ifindex());
@@ -310,6 +316,20 @@ impl World {
         }
         w.load();
         w
+    }
+
+    /// MACsec-capable NIC `i`, new, not registered yet. The first has
+    /// every operation; the second, as netdevsim and mlx5e, no open, stop
+    /// or statistics, and is ops-locked.
+    fn nic(&mut self, i: usize) -> &'static NetDevice {
+        let ifindex = self.ifindex();
+        let mut d = device(format!("eth{i}_{ifindex}"), self.nets[0], ifindex);
+        d.macsec_ops = true;
+        d.macsec_dev_ops = i == 0;
+        d.hw_features = Features::HW_MACSEC.0;
+        d.features.set(Features::HW_MACSEC.0);
+        d.ops_locked = i == 1;
+        Box::leak(Box::new(d))
     }
 
     fn ifindex(&mut self) -> i32 {
@@ -470,7 +490,9 @@ impl World {
     // ---- macsec.c.
 
     /// `macsec_offload(ops->mdo_*, &ctx)` through the interposed table of
-    /// the SecY's real device, if one is installed.
+    /// the SecY's real device, if one is installed; `None` if the driver
+    /// has no such operation (`macsec_offload` then calls nothing, and the
+    /// interposed table has no slot for it either).
     fn offload(
         &self,
         op: Mdo,
@@ -479,7 +501,20 @@ impl World {
         an: u8,
         active: bool,
         fail: bool,
-    ) -> Result {
+    ) -> Option<Result> {
+        let dev_op = matches!(
+            op,
+            Mdo::DevOpen
+                | Mdo::DevStop
+                | Mdo::GetDevStats
+                | Mdo::GetTxScStats
+                | Mdo::GetTxSaStats
+                | Mdo::GetRxScStats
+                | Mdo::GetRxSaStats
+        );
+        if dev_op && !Self::real(secy).macsec_dev_ops {
+            return None;
+        }
         let ctx = Context {
             op,
             secy: SecY::of(secy),
@@ -500,7 +535,7 @@ impl World {
         if let Some(o) = &observer {
             o.after(rtnl, op, &ctx, ret);
         }
-        ret
+        Some(ret)
     }
 
     /// The driver: checks what the ports claim at this instant, then takes
@@ -558,9 +593,15 @@ impl World {
     /// carries: offload, or nothing.
     fn truth(secy: &NetDevice, hw: Hw) -> Protection {
         let real = Self::real(secy);
+        // A driver with no open or stop follows the SecY's netdev.
+        let open = if real.macsec_dev_ops {
+            hw.open
+        } else {
+            secy.is_up()
+        };
         let sa = hw.tx_sa[hw.encoding_sa as usize % 4] == Some(true);
         if hw.offloaded
-            && hw.open
+            && open
             && real.is_up()
             && real.carrier_ok()
             && sa
@@ -720,7 +761,7 @@ impl World {
         if offload
             && self
                 .offload(Mdo::AddSecy, d, Offload::Mac, 0, false, fail)
-                .is_err()
+                .is_some_and(|r| r.is_err())
         {
             // del_dev, unlink, unregister.
             self.event(NetdevEvent::ChangeUpper {
@@ -738,6 +779,7 @@ impl World {
             self.observed.insert(key(d));
         }
         self.secys.push(d);
+        self.update_features(d);
     }
 
     /// `dev_close` of SecY `d`.
@@ -750,8 +792,12 @@ impl World {
         d.carrier.set(false);
         if Self::sw(d).offload != Offload::Off {
             // Done whatever the driver says: macsec.c stops the SecY.
-            let _ = self.offload(Mdo::DevStop, d, Self::sw(d).offload, 0, false, fail);
-            self.seen(d, true);
+            if self
+                .offload(Mdo::DevStop, d, Self::sw(d).offload, 0, false, fail)
+                .is_some()
+            {
+                self.seen(d, true);
+            }
         }
         d.up.set(false);
         self.event(NetdevEvent::Down(d));
@@ -767,7 +813,7 @@ impl World {
     }
 
     fn del_secy(&mut self, g: &RtnlGuard, s: usize, fail: bool) {
-        let d = self.secys.remove(s);
+        let d = self.secys[s];
         let _ = g;
         let sw = Self::sw(d);
         if sw.offload != Offload::Off {
@@ -783,15 +829,7 @@ impl World {
         self.close(d, fail);
         d.registered.set(false);
         self.event(NetdevEvent::Unregister(d));
-        self.hw.borrow_mut().remove(&key(d));
-        self.observed.remove(&key(d));
-        self.under_claim.remove(&key(d));
-        for b in self.bindings.values_mut() {
-            if *b == Some(key(d)) {
-                *b = None;
-            }
-        }
-        self.dead.push(d);
+        self.forget_secy(d);
     }
 
     fn open(&mut self, d: &'static NetDevice, fail: bool) {
@@ -799,12 +837,10 @@ impl World {
             return;
         }
         if Self::sw(d).offload != Offload::Off {
-            let ok = self
-                .offload(Mdo::DevOpen, d, Offload::Mac, 0, false, fail)
-                .is_ok();
-            self.seen(d, ok);
-            if !ok {
-                return;
+            match self.offload(Mdo::DevOpen, d, Offload::Mac, 0, false, fail) {
+                Some(Ok(())) => self.seen(d, true),
+                Some(Err(_)) => return,
+                None => {}
             }
         }
         d.up.set(true);
@@ -830,7 +866,9 @@ impl World {
         Self::set_sw(d, change);
         let offloaded = saved.offload != Offload::Off;
         if offloaded {
-            let ok = self.offload(op, d, saved.offload, an, active, fail).is_ok();
+            let ok = self
+                .offload(op, d, saved.offload, an, active, fail)
+                .is_some_and(|r| r.is_ok());
             self.seen(d, ok);
             if !ok {
                 Self::set_sw(d, |sw| *sw = saved);
@@ -850,25 +888,108 @@ impl World {
         }
         let ok = if on {
             self.offload(Mdo::AddSecy, d, Offload::Mac, 0, false, fail)
-                .is_ok()
+                .is_some_and(|r| r.is_ok())
         } else {
             self.offload(Mdo::DelSecy, d, sw.offload, 0, false, fail)
-                .is_ok()
+                .is_some_and(|r| r.is_ok())
         };
         if ok {
             Self::set_sw(d, |sw| sw.offload = to);
+            self.update_features(d);
             self.seen(d, true);
         } else if !on && self.bridge.is_some() {
-            // macsec.c goes on as if the SecY were no longer offloaded: the
-            // module now knows it, as less than it is.
+            // macsec.c returns the error and the SecY stays offloaded, but
+            // the module cannot tell this failure from that of a deletion
+            // (which goes on): it now knows the SecY as not offloaded, less
+            // than it is, until the next operation shows it whole.
             self.seen(d, true);
             self.under_claim.insert(key(d));
+        }
+    }
+
+    /// `unregister_netdevice()` of NIC `l`: closed, then its UNREGISTER,
+    /// where `macsec_notify()` (whose notifier comes before the module's)
+    /// deletes every SecY on it, each as `macsec_common_dellink()` (its
+    /// `mdo_del_secy` through the interposer still installed, the upper
+    /// link undone), then unregisters them together; the module hears the
+    /// NIC's UNREGISTER last. Returns the netdevs that went.
+    fn nic_gone(&mut self, l: usize) -> Vec<&'static NetDevice> {
+        let d = self.lowers[l];
+        if d.is_up() {
+            self.event(NetdevEvent::GoingDown(d));
+            self.check_going_down(d);
+            d.up.set(false);
+            self.event(NetdevEvent::Down(d));
+        }
+        d.registered.set(false);
+        let on: Vec<&'static NetDevice> = self
+            .secys
+            .iter()
+            .copied()
+            .filter(|s| *Self::real(s) == *d)
+            .collect();
+        for &s in &on {
+            let sw = Self::sw(s);
+            if sw.offload != Offload::Off {
+                let _ = self.offload(Mdo::DelSecy, s, sw.offload, 0, false, false);
+            }
+            Self::set_sw(s, |sw| sw.tx_sa = [None; 4]);
+            self.event(NetdevEvent::ChangeUpper {
+                dev: d,
+                upper: s,
+                linking: false,
+            });
+        }
+        for &s in &on {
+            self.close(s, false);
+        }
+        for &s in &on {
+            s.registered.set(false);
+            self.event(NetdevEvent::Unregister(s));
+            self.forget_secy(s);
+        }
+        self.event(NetdevEvent::Unregister(d));
+        // A binding of the NIC itself went with it.
+        self.bindings.remove(&key(d));
+        self.dead.push(d);
+        let mut gone = on;
+        gone.push(d);
+        gone
+    }
+
+    /// SecY `d` is unregistered: the model forgets it.
+    fn forget_secy(&mut self, d: &'static NetDevice) {
+        self.secys.retain(|s| *s != d);
+        self.hw.borrow_mut().remove(&key(d));
+        self.observed.remove(&key(d));
+        self.under_claim.remove(&key(d));
+        for b in self.bindings.values_mut() {
+            if *b == Some(key(d)) {
+                *b = None;
+            }
+        }
+        self.dead.push(d);
+    }
+
+    /// `netdev_update_features()` of SecY `d`: `macsec_fix_features()`
+    /// never lets a MACsec netdev keep `NETIF_F_HW_MACSEC`; a bit the
+    /// module set on it (a port on the SecY itself) is stripped, which
+    /// sends `NETDEV_FEAT_CHANGE`.
+    fn update_features(&self, d: &'static NetDevice) {
+        let f = d.features.get();
+        if f & Features::HW_MACSEC.0 != 0 {
+            d.features.set(f & !Features::HW_MACSEC.0);
+            self.event(NetdevEvent::FeatChange(d));
         }
     }
 
     fn move_secy(&mut self, d: &'static NetDevice) {
         self.close(d, false);
         self.event(NetdevEvent::Unregister(d));
+        // The kernel keeps the ifindex if it is free in the new namespace,
+        // and picks another otherwise: the model always picks another.
+        let ifindex = self.ifindex();
+        d.ifindex.set(ifindex);
         let to = if *d.net() == *self.nets[0] {
             self.nets[1]
         } else {
@@ -975,7 +1096,11 @@ impl World {
                 let d = self.lowers[l];
                 if d.carrier_ok() != on {
                     d.carrier.set(on);
-                    self.event(NetdevEvent::Change(d));
+                    // Linkwatch tells only of a device that is up: one that
+                    // is down is read again when it comes up.
+                    if d.is_up() {
+                        self.event(NetdevEvent::Change(d));
+                    }
                 }
             }
             Step::AddTxsa {
@@ -1067,11 +1192,42 @@ impl World {
                     let d = self.secys[s];
                     let sw = Self::sw(d);
                     if sw.offload != Offload::Off {
-                        let ok = self
-                            .offload(Mdo::GetDevStats, d, sw.offload, 0, false, false)
-                            .is_ok();
-                        self.seen(d, ok);
+                        if let Some(r) =
+                            self.offload(Mdo::GetDevStats, d, sw.offload, 0, false, false)
+                        {
+                            self.seen(d, r.is_ok());
+                        }
                     }
+                }
+            }
+            Step::NicGone { l } => {
+                let gone = self.nic_gone(l);
+                drop(g);
+                // The RDMA core removes what was on them, later.
+                let rdmas: Vec<_> = self
+                    .rdmas
+                    .iter()
+                    .copied()
+                    .filter(|r| gone.iter().any(|d| *r.netdev == **d))
+                    .collect();
+                for r in rdmas {
+                    self.rdmas.retain(|x| !std::ptr::eq(*x, r));
+                    self.client_remove(r);
+                }
+                let d = self.nic(l);
+                self.lowers[l] = d;
+                let g = Rtnl::lock();
+                d.registered.set(true);
+                self.event(NetdevEvent::Register(d));
+                d.up.set(true);
+                d.carrier.set(true);
+                self.event(NetdevEvent::Up(d));
+                drop(g);
+                return self.settle();
+            }
+            Step::Ethtool { s } => {
+                if let Some(s) = pick(s) {
+                    self.update_features(self.secys[s])
                 }
             }
             Step::Move { s } => {
@@ -1281,7 +1437,10 @@ impl World {
             let bit = d.features().contains(Features::HW_MACSEC);
             match (e, want) {
                 (None, None) => {
-                    if let Some(n) = self.last.borrow().get(&key(d)) {
+                    // Its last word retracted it; a port tracked again later
+                    // starts anew (its departure is not announced when it
+                    // changes nothing: the uAPI has no "gone").
+                    if let Some(n) = self.last.borrow_mut().remove(&key(d)) {
                         assert_eq!(
                             n.protection,
                             Protection::None,
