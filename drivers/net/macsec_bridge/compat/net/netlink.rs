@@ -514,6 +514,26 @@ impl Family {
         }
     }
 
+    /// Tells the listeners of the multicast group `group` in the network namespace `net` that
+    /// they missed a message: their next read fails with `err` (`ENOBUFS` by convention), and
+    /// they are to read the state again (a dump).
+    ///
+    /// Allocates nothing: this is what a sender does when it cannot allocate or fill a
+    /// notification, so that no listener is left believing what the lost message changed.
+    pub fn set_err_in(&self, net: &Net, group: u32, err: Error) {
+        // SAFETY: The family and net pointers are valid. An out-of-range `group` is refused by
+        // `genl_set_err` itself (with a warning): it writes no memory.
+        unsafe {
+            crate::compat::bindings::genl_set_err(
+                self.as_raw(),
+                net.as_raw(),
+                0,
+                group,
+                err.to_errno(),
+            );
+        }
+    }
+
     /// Returns a raw pointer to the underlying `genl_family` structure.
     pub fn as_raw(&self) -> *mut crate::compat::bindings::genl_family {
         self.inner.get()

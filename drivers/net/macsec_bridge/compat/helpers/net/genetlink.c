@@ -99,4 +99,10 @@ int macsec_bridge_helper_genl_has_listeners(const struct genl_family *family,
 	return genl_has_listeners(family, net, group);
 }
 
+__rust_helper int macsec_bridge_helper_genl_set_err(const struct genl_family *family, struct net *net,
+					   u32 portid, u32 group, int code)
+{
+	return genl_set_err(family, net, portid, group, code);
+}
+
 #endif
