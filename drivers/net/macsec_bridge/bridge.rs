@@ -1353,13 +1353,17 @@ impl Bridge {
                         })
                         .map_err(Error::from);
                     let fill = |m: GenlMsg| netlink::fill(&m, e, secys, e.dev.net()).map(|()| m);
-                    match note.and_then(fill) {
-                        Ok(m) => {
-                            if fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_err() {
-                                warn_ratelimited!("{}: notification dropped\n", e.dev.name());
-                            }
-                        }
-                        Err(_) => warn_ratelimited!("{}: notification dropped\n", e.dev.name()),
+                    let sent = match note.and_then(fill) {
+                        Ok(m) => fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_ok(),
+                        Err(_) => false,
+                    };
+                    if !sent {
+                        // No memory for it: its listeners must not go on
+                        // believing what it changed (a retraction, say).
+                        // Their next read fails with ENOBUFS, and they dump
+                        // again; that allocates nothing.
+                        warn_ratelimited!("{}: notification dropped\n", e.dev.name());
+                        netlink::FAMILY.set_err_in(e.dev.net(), netlink::MCGRP_MONITOR, ENOBUFS);
                     }
                 }
             }

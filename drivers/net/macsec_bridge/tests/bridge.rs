@@ -121,6 +121,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (0usize..4, s.clone()).prop_map(|(p, s)| Step::Bind { p, s }),
         1 => (0usize..4).prop_map(|p| Step::Unbind { p }),
         1 => Just(Step::Reload),
+        1 => (0u32..40).prop_map(|n| Step::Oom { n }),
         4 => s.clone().prop_map(|s| Step::Raise { s }),
     ]
 }
@@ -307,7 +308,7 @@ fn found_sequences() {
         encoding_sa: 0,
         fail: false,
     };
-    let found: [&[Step]; 2] = [
+    let found: [&[Step]; 3] = [
         // A failed offload change on a SecY unknown since a reload: the
         // module knows it from then on, as not offloaded.
         &[
@@ -329,6 +330,24 @@ fn found_sequences() {
             Step::Bind { p: 1, s: 0 },
             Step::Unbind { p: 1 },
             Step::Bind { p: 1, s: 0 },
+        ],
+        // The retraction of a protected port at unload cannot be
+        // allocated: its listeners are told they missed it (ENOBUFS),
+        // not left believing the port protected.
+        &[
+            Step::NewSecy {
+                lower: 0,
+                offload: true,
+                encrypt: true,
+                protect: true,
+                encoding_sa: 0,
+                fail: false,
+            },
+            Step::Raise { s: 0 },
+            Step::RdmaAdd {
+                on: Target::Secy(0),
+            },
+            Step::Oom { n: 0 },
         ],
     ];
     for steps in found {

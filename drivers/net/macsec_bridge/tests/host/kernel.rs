@@ -22,6 +22,7 @@ pub mod error {
         pub const EIO: Error = Error(-5);
         pub const ENOMEM: Error = Error(-12);
         pub const EBUSY: Error = Error(-16);
+        pub const ENOBUFS: Error = Error(-105);
         pub const EEXIST: Error = Error(-17);
         pub const ENODEV: Error = Error(-19);
         pub const EINVAL: Error = Error(-22);

@@ -52,6 +52,9 @@ pub(crate) enum Rec {
     Note(Note),
     /// `NETIF_F_HW_MACSEC` written on a netdev.
     Feature { dev: usize, on: bool },
+    /// The listeners in namespace `netns` were told they missed a
+    /// notification (`genl_set_err()`, ENOBUFS): they dump again.
+    SetErr { netns: u64 },
     /// The driver ran an `mdo_*` for the SecY of netdev `secy`.
     Mdo {
         secy: usize,

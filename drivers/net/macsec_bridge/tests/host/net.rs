@@ -685,6 +685,13 @@ pub mod netlink {
         pub fn has_listeners_in(&self, _net: &Net, _group: u32) -> bool {
             true
         }
+
+        /// `genl_set_err()`: the listeners in `net` miss a message.
+        pub fn set_err_in(&self, net: &Net, _group: u32, _err: crate::error::Error) {
+            crate::host::record(crate::host::Rec::SetErr {
+                netns: net.cookie(),
+            });
+        }
     }
 
     pub struct NetlinkSkBuff;

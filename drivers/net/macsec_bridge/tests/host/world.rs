@@ -137,6 +137,10 @@ pub enum Step {
     },
     /// `rmmod macsec_bridge; modprobe macsec_bridge`.
     Reload,
+    /// The allocation after the next `n` fails (once).
+    Oom {
+        n: u32,
+    },
     /// What an administrator does to protect a SecY's traffic, each a step
     /// of its own: lower up with carrier, `encrypt on protect on`, the
     /// SecY up, its encoding SA added or turned on.
@@ -202,6 +206,11 @@ pub struct World {
     /// Checks made.
     pub checks: u64,
     checks_at_driver: Cell<u64>,
+    /// Allocations that had failed when the world was made.
+    failed_base: u32,
+    /// RDMA devices whose `add` failed: the RDMA core does not call
+    /// `remove` for them.
+    unadded: HashSet<usize>,
 }
 
 fn leak_name(s: String) -> &'static CStr {
@@ -236,6 +245,7 @@ pub fn describe(r: &Rec) -> String {
             format!("note {:x} {p} {why}", n.dev)
         }
         Rec::Feature { dev, on } => format!("feature {dev:x} {}", if *on { "on" } else { "off" }),
+        Rec::SetErr { netns } => format!("enobufs {netns}"),
         Rec::Mdo { secy, op, ok } => {
             format!("mdo {secy:x} {op:?} {}", if *ok { "ok" } else { "failed" })
         }
@@ -299,6 +309,8 @@ impl World {
             log: RefCell::new(Vec::new()),
             checks: 0,
             checks_at_driver: Cell::new(0),
+            failed_base: crate::alloc::failed(),
+            unadded: HashSet::new(),
         };
         for i in 0..2 {
             let d = w.nic(i);
@@ -365,6 +377,8 @@ impl World {
     /// `init`: the bridge, published; the notifier registered (REGISTER and
     /// UP replayed for every device); the RDMA client (every device added).
     fn load(&mut self) {
+        crate::alloc::fail_after(None);
+        self.unadded.clear();
         let b = Bridge::new().expect("no allocation fails");
         Bridge::publish(&b);
         self.bridge = Some(b.clone());
@@ -452,7 +466,8 @@ impl World {
                 "{n:?}: not retracted at unload"
             );
         }
-        assert!(host::take_warnings().is_empty());
+        let w = host::take_warnings();
+        assert!(w.is_empty() || self.degraded(), "warnings: {w:?}");
         self.checks += 1;
     }
 
@@ -467,20 +482,37 @@ impl World {
 
     // ---- The RDMA core.
 
+    /// Whether an allocation failed in this world: from then on only what
+    /// must hold whatever memory does is checked (safety, references,
+    /// bits), not what the model expects.
+    fn degraded(&self) -> bool {
+        crate::alloc::failed() > self.failed_base
+    }
+
+    /// The RDMA client's `add`, as ports.rs: on failure the device is not
+    /// the client's, and `remove` will not come for it.
     fn client_add(&mut self, r: &'static rdma::Device) {
         let b = self.b().clone();
         // SAFETY: `client_remove` unfollows it, and so does a failure here.
-        unsafe { b.follow_gids(r) }.expect("no allocation fails");
+        if unsafe { b.follow_gids(r) }.is_err() {
+            assert!(self.degraded(), "add failed with memory");
+            self.unadded.insert(r.id());
+            return;
+        }
         let mut g = Rtnl::lock();
         let ret = b.rdma_add(&mut g, r);
         drop(g);
         if ret.is_err() {
             b.unfollow_gids(r);
+            assert!(self.degraded(), "add failed with memory");
+            self.unadded.insert(r.id());
         }
-        ret.expect("no allocation fails");
     }
 
     fn client_remove(&mut self, r: &'static rdma::Device) {
+        if self.unadded.remove(&r.id()) {
+            return;
+        }
         let b = self.b().clone();
         b.unfollow_gids(r);
         let mut g = Rtnl::lock();
@@ -1278,6 +1310,9 @@ impl World {
                     drop(g);
                     match self.bindings.entry(key(port)) {
                         Entry::Occupied(_) => assert_eq!(ret, Err(BindError::AlreadyBound)),
+                        Entry::Vacant(_) if ret == Err(BindError::NoMemory) => {
+                            assert!(crate::alloc::failed() > self.failed_base);
+                        }
                         Entry::Vacant(v) => {
                             assert_eq!(ret, Ok(()));
                             v.insert(Some(key(secy)));
@@ -1306,6 +1341,7 @@ impl World {
                 return self.settle();
             }
             Step::Raise { .. } => unreachable!(),
+            Step::Oom { n } => crate::alloc::fail_after(Some(n)),
             Step::Reload => {
                 drop(g);
                 self.unload();
@@ -1353,9 +1389,19 @@ impl World {
                 self.generation.set(n.generation);
                 let mut last = self.last.borrow_mut();
                 if let Some(prev) = last.get(&n.dev) {
-                    assert_ne!(prev.object(), n.object(), "announced twice the same");
+                    // A notification lost to memory leaves the last one
+                    // behind: the next may say the same again.
+                    if !self.degraded() {
+                        assert_ne!(prev.object(), n.object(), "announced twice the same");
+                    }
                 }
                 last.insert(n.dev, n.clone());
+            }
+            if let Rec::SetErr { netns } = &r {
+                // The listeners there read ENOBUFS and dump again: what
+                // they last heard no longer stands for anything.
+                assert!(self.degraded(), "ENOBUFS with memory to spare");
+                self.last.borrow_mut().retain(|_, n| n.netns != *netns);
             }
             self.log.borrow_mut().push(r);
         }
@@ -1428,6 +1474,9 @@ impl World {
 
     /// Liveness and consistency, once a step is over.
     fn check(&mut self) {
+        if self.degraded() {
+            return self.check_degraded();
+        }
         let b = self.b().clone();
         let st = b.state.lock();
         for d in self.port_devices() {
@@ -1555,6 +1604,80 @@ impl World {
         }
         let w = host::take_warnings();
         assert!(w.is_empty(), "warnings: {w:?}");
+        self.checks += self.checks_at_driver.replace(0);
+    }
+
+    /// What holds whatever memory did: no port claims, in its state or
+    /// its last notification, more than its SecY's driver gives; the last
+    /// notification never claims more than the port's state (a retraction
+    /// is never lost); a bridge-owned bit is its state's; untracked ports
+    /// were retracted; no deleted netdev is held.
+    fn check_degraded(&mut self) {
+        let _ = host::take_warnings();
+        let b = self.b().clone();
+        let st = b.state.lock();
+        for d in self.port_devices() {
+            let owner = Owner::of_world(d);
+            let bit = d.features().contains(Features::HW_MACSEC);
+            let last = self.last.borrow().get(&key(d)).cloned();
+            match st.ports.of(d) {
+                Some(e) => {
+                    let v = e.port.advertised().protection;
+                    if let Some(s) = e.secy.as_deref() {
+                        let hw = self.hw.borrow().get(&key(s)).copied().unwrap_or_default();
+                        assert!(
+                            v.rank() <= Self::truth(s, hw).rank(),
+                            "{}: claims {v:?}",
+                            d.name()
+                        );
+                    } else {
+                        assert_eq!(v, Protection::None);
+                    }
+                    if let Some(n) = last {
+                        assert!(
+                            n.protection.rank() <= v.rank(),
+                            "{}: last announced {:?} while it is {v:?}",
+                            d.name(),
+                            n.protection
+                        );
+                    }
+                    if owner == Owner::Bridge {
+                        assert_eq!(bit, v.is_offload(), "{}: bit", d.name());
+                    }
+                }
+                None => {
+                    if let Some(n) = last {
+                        assert_eq!(
+                            n.protection,
+                            Protection::None,
+                            "{}: untracked, last said {n:?}",
+                            d.name()
+                        );
+                    }
+                    if owner == Owner::Bridge {
+                        assert!(!bit, "{}: untracked with its bit set", d.name());
+                    }
+                }
+            }
+            if owner == Owner::Driver {
+                assert_eq!(
+                    d.writes.get(),
+                    0,
+                    "{}: a driver-owned bit was written",
+                    d.name()
+                );
+            }
+            self.checks += 1;
+        }
+        drop(st);
+        for d in &self.dead {
+            assert_eq!(
+                d.refs.get(),
+                0,
+                "{}: still held after its unregistration",
+                d.name()
+            );
+        }
         self.checks += self.checks_at_driver.replace(0);
     }
 
