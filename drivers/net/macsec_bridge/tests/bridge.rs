@@ -112,6 +112,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => s.clone().prop_map(|s| Step::Move { s }),
         1 => s.clone().prop_map(|s| Step::Ethtool { s }),
         1 => (0usize..2).prop_map(|l| Step::NicGone { l }),
+        1 => (0usize..2).prop_map(|l| Step::NicMove { l }),
+        1 => (0usize..2).prop_map(|p| Step::PlainGone { p }),
         2 => prop_oneof![
             (0usize..2).prop_map(Target::Lower),
             (0usize..2).prop_map(Target::Plain),

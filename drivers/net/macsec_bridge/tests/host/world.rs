@@ -121,6 +121,15 @@ pub enum Step {
     NicGone {
         l: usize,
     },
+    /// The NIC into the other namespace (closed on the way), its SecYs
+    /// staying where they are.
+    NicMove {
+        l: usize,
+    },
+    /// A plain device deleted (`ip link del veth0`) and a new one made.
+    PlainGone {
+        p: usize,
+    },
     RdmaAdd {
         on: Target,
     },
@@ -317,9 +326,8 @@ impl World {
             w.lowers.push(d);
         }
         for i in 0..2 {
-            let mut d = device(format!("veth{i}"), nets[0], w.ifindex());
-            d.ops_locked = i == 1;
-            w.plains.push(Box::leak(Box::new(d)));
+            let d = w.plain(i);
+            w.plains.push(d);
         }
         for d in w.lowers.iter().chain(&w.plains) {
             d.registered.set(true);
@@ -340,6 +348,15 @@ impl World {
         d.macsec_dev_ops = i == 0;
         d.hw_features = Features::HW_MACSEC.0;
         d.features.set(Features::HW_MACSEC.0);
+        d.ops_locked = i == 1;
+        Box::leak(Box::new(d))
+    }
+
+    /// Plain device `i` (a veth end), new, not registered yet; the second
+    /// is ops-locked.
+    fn plain(&mut self, i: usize) -> &'static NetDevice {
+        let ifindex = self.ifindex();
+        let mut d = device(format!("veth{i}_{ifindex}"), self.nets[0], ifindex);
         d.ops_locked = i == 1;
         Box::leak(Box::new(d))
     }
@@ -446,7 +463,8 @@ impl World {
     pub fn check_unloaded(&mut self) {
         for d in self.all_devices().iter().chain(&self.dead) {
             assert_eq!(d.refs.get(), 0, "{}: still held after unload", d.name());
-            if Owner::of_world(d) == Owner::Bridge {
+            // A deleted netdev's bit is nobody's concern.
+            if Owner::of_world(d) == Owner::Bridge && d.is_registered() {
                 assert!(
                     !d.features().contains(Features::HW_MACSEC),
                     "{}: bit left set",
@@ -1231,6 +1249,56 @@ impl World {
                         }
                     }
                 }
+            }
+            Step::NicMove { l } => {
+                let d = self.lowers[l];
+                if d.is_up() {
+                    self.event(NetdevEvent::GoingDown(d));
+                    self.check_going_down(d);
+                    d.up.set(false);
+                    self.event(NetdevEvent::Down(d));
+                }
+                self.event(NetdevEvent::Unregister(d));
+                let to = if *d.net() == *self.nets[0] {
+                    self.nets[1]
+                } else {
+                    self.nets[0]
+                };
+                d.net.set(to);
+                self.event(NetdevEvent::Register(d));
+            }
+            Step::PlainGone { p } => {
+                let d = self.plains[p];
+                if d.is_up() {
+                    self.event(NetdevEvent::GoingDown(d));
+                    d.up.set(false);
+                    self.event(NetdevEvent::Down(d));
+                }
+                d.registered.set(false);
+                self.event(NetdevEvent::Unregister(d));
+                self.bindings.remove(&key(d));
+                self.dead.push(d);
+                drop(g);
+                let rdmas: Vec<_> = self
+                    .rdmas
+                    .iter()
+                    .copied()
+                    .filter(|r| *r.netdev == *d)
+                    .collect();
+                for r in rdmas {
+                    self.rdmas.retain(|x| !std::ptr::eq(*x, r));
+                    self.client_remove(r);
+                }
+                let n = self.plain(p);
+                self.plains[p] = n;
+                let g = Rtnl::lock();
+                n.registered.set(true);
+                self.event(NetdevEvent::Register(n));
+                n.up.set(true);
+                n.carrier.set(true);
+                self.event(NetdevEvent::Up(n));
+                drop(g);
+                return self.settle();
             }
             Step::NicGone { l } => {
                 let gone = self.nic_gone(l);
