@@ -6,25 +6,30 @@
 //! accepts or fails each `mdo_*`, and the RDMA core.
 //!
 //! The model knows nothing of `predict()`: what a SecY protects is what its
-//! driver holds ([`Hw`]), changed only when the driver accepts an
+//! driver holds (`world::Hw`), changed only when the driver accepts an
 //! operation, exactly as `macsec.c` calls it (what it changes before the
 //! call, what it publishes after, what it restores on failure). Random
 //! sequences of administrator actions, driver failures, RDMA devices,
-//! bindings, namespace moves and module reloads are checked for:
+//! bindings, namespace moves, NICs and ports going away, module reloads
+//! and allocation failures are checked for:
 //!
-//! - *safety, at the driver*: while the driver runs an operation, no port
-//!   of its SecY advertises (in its state, its last notification or its
-//!   feature bit) more than the driver's state before the operation and
-//!   after it both give;
+//! - *safety, at the driver*: while the driver runs an operation, and at
+//!   every `NETDEV_GOING_DOWN`, no port of its SecY advertises (in its
+//!   state, its last notification or its feature bit) more than the
+//!   driver's state before the operation and after it both give;
 //! - *liveness*: once an action is over, every port is tracked iff it backs
 //!   an RDMA device or is bound, and its relation, SecY, protection, reason
 //!   and owner are what the model derives from the devices; its last
 //!   notification says the same; a bridge-owned bit equals its offload
 //!   claim, a driver-owned bit was never written;
 //! - *notifications*: generations strictly increase, a port is never
-//!   announced twice in a row with the same object;
+//!   announced twice in a row with the same object while it is tracked;
 //! - *references*: a deleted netdev is held by nothing once its
 //!   unregistration is over, and after unload no netdev is held at all.
+//!
+//! From the first failed allocation on, a sequence is held only to what
+//! must hold whatever memory does (`World::check_degraded`): safety, no
+//! listener left with a claim above the port's state, bits, references.
 
 #![allow(dead_code)]
 
