@@ -210,21 +210,18 @@ pub mod device {
         }
 
         pub fn lock_features<'a>(&'a self, rtnl: &'a mut RtnlGuard) -> FeaturesLock<'a> {
-            assert!(
-                !self.instance_locked.get(),
-                "{:?}: instance lock taken twice",
-                self.name()
-            );
-            FeaturesLock {
-                dev: self,
-                _rtnl: rtnl,
-            }
+            self.take_instance_lock(rtnl)
         }
 
         /// # Safety
         ///
         /// No instance lock is held.
         pub unsafe fn lock_features_unlocked<'a>(&'a self, rtnl: &'a Rtnl) -> FeaturesLock<'a> {
+            self.take_instance_lock(rtnl)
+        }
+
+        /// Both of the above: the instance lock, which nobody may hold.
+        fn take_instance_lock<'a>(&'a self, rtnl: &'a Rtnl) -> FeaturesLock<'a> {
             assert!(
                 !self.instance_locked.get(),
                 "{:?}: instance lock taken twice",

@@ -13,7 +13,7 @@ use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::{Cipher, Context, Mdo, Offload, SecY, SecyData, Sw};
 use crate::net::namespace::Net;
 use crate::net::notifier::{self, NetdevEvent};
-use crate::net::rtnl::{Rtnl, RtnlGuard};
+use crate::net::rtnl::Rtnl;
 use crate::prelude::*;
 use crate::rdma;
 use crate::str::CStr;
@@ -768,7 +768,6 @@ impl World {
     #[allow(clippy::too_many_arguments)]
     fn new_secy(
         &mut self,
-        g: &RtnlGuard,
         l: usize,
         offload: bool,
         encrypt: bool,
@@ -799,7 +798,6 @@ impl World {
             }),
         });
         let d: &'static NetDevice = Box::leak(Box::new(d));
-        let _ = g;
         // register_netdevice, then the upper link, then mdo_add_secy.
         d.registered.set(true);
         self.event(NetdevEvent::Register(d));
@@ -862,9 +860,8 @@ impl World {
         }
     }
 
-    fn del_secy(&mut self, g: &RtnlGuard, s: usize, fail: bool) {
+    fn del_secy(&mut self, s: usize, fail: bool) {
         let d = self.secys[s];
-        let _ = g;
         let sw = Self::sw(d);
         if sw.offload != Offload::Off {
             // Its result is ignored: the SecY goes.
@@ -965,12 +962,7 @@ impl World {
     /// NIC's UNREGISTER last. Returns the netdevs that went.
     fn nic_gone(&mut self, l: usize) -> Vec<&'static NetDevice> {
         let d = self.lowers[l];
-        if d.is_up() {
-            self.event(NetdevEvent::GoingDown(d));
-            self.check_going_down(d);
-            d.up.set(false);
-            self.event(NetdevEvent::Down(d));
-        }
+        self.link_down(d);
         d.registered.set(false);
         let on: Vec<&'static NetDevice> = self
             .secys
@@ -1035,11 +1027,17 @@ impl World {
 
     fn move_secy(&mut self, d: &'static NetDevice) {
         self.close(d, false);
-        self.event(NetdevEvent::Unregister(d));
         // The kernel keeps the ifindex if it is free in the new namespace,
         // and picks another otherwise: the model always picks another.
         let ifindex = self.ifindex();
         d.ifindex.set(ifindex);
+        self.move_net(d);
+    }
+
+    /// `dev_change_net_namespace()` of `d`, closed: UNREGISTER in its
+    /// namespace (still registered), REGISTER in the other.
+    fn move_net(&self, d: &'static NetDevice) {
+        self.event(NetdevEvent::Unregister(d));
         let to = if *d.net() == *self.nets[0] {
             self.nets[1]
         } else {
@@ -1047,6 +1045,44 @@ impl World {
         };
         d.net.set(to);
         self.event(NetdevEvent::Register(d));
+    }
+
+    /// `dev_close()` of a NIC or plain device `d`, if it is up, checking
+    /// at its GOING_DOWN that nothing running over it still claims.
+    fn link_down(&self, d: &'static NetDevice) {
+        if !d.is_up() {
+            return;
+        }
+        self.event(NetdevEvent::GoingDown(d));
+        self.check_going_down(d);
+        d.up.set(false);
+        self.event(NetdevEvent::Down(d));
+    }
+
+    /// A new device `d` registered and brought up with carrier (RTNL is
+    /// not held: this takes it).
+    fn register_up(&self, d: &'static NetDevice) {
+        let _g = Rtnl::lock();
+        d.registered.set(true);
+        self.event(NetdevEvent::Register(d));
+        d.up.set(true);
+        d.carrier.set(true);
+        self.event(NetdevEvent::Up(d));
+    }
+
+    /// The RDMA core removes the devices on `gone`, after their netdevs'
+    /// unregistration (RTNL is not held).
+    fn rdma_gone(&mut self, gone: &[&'static NetDevice]) {
+        let rdmas: Vec<_> = self
+            .rdmas
+            .iter()
+            .copied()
+            .filter(|r| gone.iter().any(|d| *r.netdev == **d))
+            .collect();
+        for r in rdmas {
+            self.rdmas.retain(|x| !std::ptr::eq(*x, r));
+            self.client_remove(r);
+        }
     }
 
     /// One step, then the work items it queued, then every check.
@@ -1098,23 +1134,13 @@ impl World {
                 protect,
                 encoding_sa,
                 fail,
-            } => self.new_secy(&g, lower, offload, encrypt, protect, encoding_sa, fail),
+            } => self.new_secy(lower, offload, encrypt, protect, encoding_sa, fail),
             Step::DelSecy { s, fail } => {
                 if let Some(s) = pick(s) {
                     let d = self.secys[s];
-                    let rdmas: Vec<_> = self
-                        .rdmas
-                        .iter()
-                        .copied()
-                        .filter(|r| *r.netdev == *d)
-                        .collect();
-                    self.del_secy(&g, s, fail);
+                    self.del_secy(s, fail);
                     drop(g);
-                    // The RDMA core removes what was on it, later.
-                    for r in rdmas {
-                        self.rdmas.retain(|x| !std::ptr::eq(*x, r));
-                        self.client_remove(r);
-                    }
+                    self.rdma_gone(&[d]);
                     return self.settle();
                 }
             }
@@ -1135,10 +1161,7 @@ impl World {
                         d.up.set(true);
                         self.event(NetdevEvent::Up(d));
                     } else {
-                        self.event(NetdevEvent::GoingDown(d));
-                        self.check_going_down(d);
-                        d.up.set(false);
-                        self.event(NetdevEvent::Down(d));
+                        self.link_down(d);
                     }
                 }
             }
@@ -1252,77 +1275,30 @@ impl World {
             }
             Step::NicMove { l } => {
                 let d = self.lowers[l];
-                if d.is_up() {
-                    self.event(NetdevEvent::GoingDown(d));
-                    self.check_going_down(d);
-                    d.up.set(false);
-                    self.event(NetdevEvent::Down(d));
-                }
-                self.event(NetdevEvent::Unregister(d));
-                let to = if *d.net() == *self.nets[0] {
-                    self.nets[1]
-                } else {
-                    self.nets[0]
-                };
-                d.net.set(to);
-                self.event(NetdevEvent::Register(d));
+                self.link_down(d);
+                self.move_net(d);
             }
             Step::PlainGone { p } => {
                 let d = self.plains[p];
-                if d.is_up() {
-                    self.event(NetdevEvent::GoingDown(d));
-                    d.up.set(false);
-                    self.event(NetdevEvent::Down(d));
-                }
+                self.link_down(d);
                 d.registered.set(false);
                 self.event(NetdevEvent::Unregister(d));
                 self.bindings.remove(&key(d));
                 self.dead.push(d);
                 drop(g);
-                let rdmas: Vec<_> = self
-                    .rdmas
-                    .iter()
-                    .copied()
-                    .filter(|r| *r.netdev == *d)
-                    .collect();
-                for r in rdmas {
-                    self.rdmas.retain(|x| !std::ptr::eq(*x, r));
-                    self.client_remove(r);
-                }
+                self.rdma_gone(&[d]);
                 let n = self.plain(p);
                 self.plains[p] = n;
-                let g = Rtnl::lock();
-                n.registered.set(true);
-                self.event(NetdevEvent::Register(n));
-                n.up.set(true);
-                n.carrier.set(true);
-                self.event(NetdevEvent::Up(n));
-                drop(g);
+                self.register_up(n);
                 return self.settle();
             }
             Step::NicGone { l } => {
                 let gone = self.nic_gone(l);
                 drop(g);
-                // The RDMA core removes what was on them, later.
-                let rdmas: Vec<_> = self
-                    .rdmas
-                    .iter()
-                    .copied()
-                    .filter(|r| gone.iter().any(|d| *r.netdev == **d))
-                    .collect();
-                for r in rdmas {
-                    self.rdmas.retain(|x| !std::ptr::eq(*x, r));
-                    self.client_remove(r);
-                }
+                self.rdma_gone(&gone);
                 let d = self.nic(l);
                 self.lowers[l] = d;
-                let g = Rtnl::lock();
-                d.registered.set(true);
-                self.event(NetdevEvent::Register(d));
-                d.up.set(true);
-                d.carrier.set(true);
-                self.event(NetdevEvent::Up(d));
-                drop(g);
+                self.register_up(d);
                 return self.settle();
             }
             Step::Ethtool { s } => {
