@@ -1588,6 +1588,7 @@ impl World {
                         d.name()
                     );
                     assert_eq!(n.netns, d.net().cookie());
+                    assert_eq!(n.name, d.name().to_string_lossy(), "{}: ifname", d.name());
                     assert_eq!(n.secy_netns, secy.map_or(0, |s| s.net().cookie()));
                     let names: Vec<String> = self
                         .rdmas
