@@ -176,6 +176,19 @@ def delivery(secy, port, reps):
     return out
 
 
+# The whole of an entry, the time the state was locked (the bridge's own
+# work), and the time its effects took once unlocked (notifications sent,
+# feature bits written, and what the core does for them).
+PARTS = ('ns', 'state_ns', 'apply_ns')
+
+
+def parts(r, name, entries):
+    """r[name], r[name + '_state'], r[name + '_apply']: the summaries
+    of each part of `entries`."""
+    for k, suffix in zip(PARTS, ('', '_state', '_apply')):
+        r[name + suffix] = summary([e[k] for e in entries])
+
+
 def measure(label, ko, p, secy, reps):
     r = {'module': label, 'ports': p}
     before = settled()
@@ -204,14 +217,14 @@ def measure(label, ko, p, secy, reps):
           + ['link delete mbd0'], ns='mbpod')
     sh('ip', 'netns', 'delete', 'mbpod')
     ev = [e for e in trace() if e['cause'] == 'event']
-    r['unrelated'] = summary([e['ns'] for e in ev])
+    parts(r, 'unrelated', ev)
     r['unrelated_visited'] = max(e['visited'] for e in ev)
 
     # (b) Link events on one port's SecY.
     s0 = ifindex('mbs0')
     batch(['link set mbs0 down', 'link set mbs0 up'] * reps)
     ev = [e for e in trace() if e['cause'] == 'event' and e['ifindex'] == s0]
-    r['secy_event'] = summary([e['ns'] for e in ev])
+    parts(r, 'secy_event', ev)
     r['secy_event_visited'] = max(e['visited'] for e in ev)
 
     # (c) Offload operations: before + after, per operation.
@@ -220,7 +233,8 @@ def measure(label, ko, p, secy, reps):
            and e['code'] == MDO_UPD_TXSA]
     if len(ops) != 4 * reps:
         raise RuntimeError(f'{label}: {len(ops)} operation entries, not {4 * reps}')
-    r['op'] = summary([ops[i]['ns'] + ops[i + 1]['ns'] for i in range(0, len(ops), 2)])
+    parts(r, 'op', [{k: ops[i][k] + ops[i + 1][k] for k in PARTS}
+                    for i in range(0, len(ops), 2)])
     r['op_visited'] = max(e['visited'] for e in ops)
 
     # A whole dump, ten times.
@@ -401,10 +415,16 @@ def fmt_ns(s):
 
 ROWS = [
     ('event on an untracked netdev (median / p99)', lambda r: fmt_ns(r['unrelated'])),
+    ('  of which the state locked', lambda r: fmt_ns(r['unrelated_state'])),
+    ('  of which effects applied', lambda r: fmt_ns(r['unrelated_apply'])),
     ('  ports recomputed per such event (max)', lambda r: str(r['unrelated_visited'])),
     ("link event on one port's SecY", lambda r: fmt_ns(r['secy_event'])),
+    ('  of which the state locked', lambda r: fmt_ns(r['secy_event_state'])),
+    ('  of which effects applied', lambda r: fmt_ns(r['secy_event_apply'])),
     ('  ports recomputed per such event (max)', lambda r: str(r['secy_event_visited'])),
     ('offload operation, before + after the driver', lambda r: fmt_ns(r['op'])),
+    ('  of which the state locked', lambda r: fmt_ns(r['op_state'])),
+    ('  of which effects applied', lambda r: fmt_ns(r['op_apply'])),
     ('  ports recomputed per update (max)', lambda r: str(r['op_visited'])),
     ('module load (netdevs and SecYs present)', lambda r: f"{r['load_us'] / 1000:.1f} ms"),
     ('binding all ports (sum over requests)', lambda r: f"{r['bind_us'] / 1000:.1f} ms"),
@@ -419,8 +439,11 @@ ROWS = [
 
 RATIOS = [
     ('event on an untracked netdev', lambda r: r['unrelated']['median']),
+    ('  of which the state locked', lambda r: r['unrelated_state']['median']),
     ("link event on one port's SecY", lambda r: r['secy_event']['median']),
+    ('  of which the state locked', lambda r: r['secy_event_state']['median']),
     ('offload operation', lambda r: r['op']['median']),
+    ('  of which the state locked', lambda r: r['op_state']['median']),
     ('module load', lambda r: r['load_us']),
     ('binding all ports, per port', lambda r: r['bind_us'] / r['ports']),
     ('full dump', lambda r: r['dump']['median']),

@@ -1233,11 +1233,12 @@ impl Bridge {
     /// applies what changed. Every netlink answer, and the periodic
     /// re-read, start with it.
     pub(crate) fn revalidate(&self, rtnl: &mut RtnlGuard, cause: Cause) {
-        let span = trace::Span::start();
+        let mut span = trace::Span::start();
         let mut fx = Effects::new();
         let work;
         {
             let mut st = self.state.lock();
+            span.locked();
             st.visited = 0;
             if !st.closing {
                 reread(rtnl, &mut st);
@@ -1245,6 +1246,7 @@ impl Bridge {
             self.finish(&mut st, &mut fx);
             work = st.work();
         }
+        span.unlocked();
         self.apply(&mut Locks::Own(rtnl), fx);
         span.end(cause, 0, 0, work);
     }
@@ -1257,11 +1259,12 @@ impl Bridge {
         at: (Cause, u32, i32),
         f: impl FnOnce(&mut State, &mut Effects),
     ) {
-        let span = trace::Span::start();
+        let mut span = trace::Span::start();
         let mut fx = Effects::new();
         let work;
         {
             let mut st = self.state.lock();
+            span.locked();
             st.visited = 0;
             if !st.closing {
                 f(&mut st, &mut fx);
@@ -1269,6 +1272,7 @@ impl Bridge {
             self.finish(&mut st, &mut fx);
             work = st.work();
         }
+        span.unlocked();
         self.apply(locks, fx);
         span.end(at.0, at.1, at.2, work);
     }
@@ -1707,11 +1711,12 @@ impl Bridge {
     /// Retracts everything, takes every interposer off and ignores events
     /// from now on.
     pub(crate) fn shutdown(&self, rtnl: &mut RtnlGuard) {
-        let span = trace::Span::start();
+        let mut span = trace::Span::start();
         let mut fx = Effects::new();
         let work;
         {
             let mut st = self.state.lock();
+            span.locked();
             st.visited = 0;
             st.closing = true;
             let mut serial = 0;
@@ -1737,6 +1742,7 @@ impl Bridge {
             st.secys = RBTree::new();
             st.secy_count = 0;
         }
+        span.unlocked();
         self.apply(&mut Locks::Own(rtnl), fx);
         span.end(Cause::Unload, 0, 0, work);
     }

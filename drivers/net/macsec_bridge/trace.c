@@ -23,8 +23,9 @@ bool macsec_bridge_trace_update_enabled(void)
 	return trace_macsec_bridge_update_enabled();
 }
 
-void macsec_bridge_trace_update(u32 cause, u32 code, int ifindex, u64 ns, u32 visited,
-				u32 ports, u32 secys)
+void macsec_bridge_trace_update(u32 cause, u32 code, int ifindex, u64 ns, u64 state_ns,
+				u64 apply_ns, u32 visited, u32 ports, u32 secys)
 {
-	trace_macsec_bridge_update(cause, code, ifindex, ns, visited, ports, secys);
+	trace_macsec_bridge_update(cause, code, ifindex, ns, state_ns, apply_ns, visited, ports,
+				   secys);
 }

@@ -17,6 +17,8 @@ extern "C" {
         code: u32,
         ifindex: c_int,
         ns: u64,
+        state_ns: u64,
+        apply_ns: u64,
         visited: u32,
         ports: u32,
         secys: u32,
@@ -75,21 +77,51 @@ pub(crate) struct Work {
 }
 
 /// Times one entry into the bridge, in the kernel, while
-/// `macsec_bridge_update` is enabled (otherwise it costs one call).
-pub(crate) struct Span(Option<u64>);
+/// `macsec_bridge_update` is enabled (otherwise it costs one call): the
+/// whole, and within it the time the state was locked and the time its
+/// effects took once unlocked (notifications sent, feature bits written,
+/// with what the core does for them).
+pub(crate) struct Span {
+    t0: Option<u64>,
+    locked: u64,
+    unlocked: u64,
+}
 
 impl Span {
     /// Starts timing if the event is enabled.
     pub(crate) fn start() -> Span {
         // SAFETY: the function takes nothing and may be called anywhere.
         let on = unsafe { macsec_bridge_trace_update_enabled() };
-        Span(on.then(now))
+        Span {
+            t0: on.then(now),
+            locked: 0,
+            unlocked: 0,
+        }
+    }
+
+    /// The state's mutex is now held.
+    pub(crate) fn locked(&mut self) {
+        if self.t0.is_some() {
+            self.locked = now();
+        }
+    }
+
+    /// The state's mutex was released; its effects are applied next.
+    pub(crate) fn unlocked(&mut self) {
+        if self.t0.is_some() {
+            self.unlocked = now();
+        }
     }
 
     /// Emits `macsec_bridge_update` for what started with [`Span::start`].
     pub(crate) fn end(self, cause: Cause, code: u32, ifindex: i32, work: Work) {
-        let Some(t0) = self.0 else { return };
-        let ns = now().saturating_sub(t0);
+        let Some(t0) = self.t0 else { return };
+        let t = now();
+        let ns = t.saturating_sub(t0);
+        let (state_ns, apply_ns) = match (self.locked, self.unlocked) {
+            (0, _) | (_, 0) => (0, 0),
+            (l, u) => (u.saturating_sub(l), t.saturating_sub(u)),
+        };
         // SAFETY: the event takes plain values.
         unsafe {
             macsec_bridge_trace_update(
@@ -97,6 +129,8 @@ impl Span {
                 code,
                 ifindex,
                 ns,
+                state_ns,
+                apply_ns,
                 work.visited,
                 work.ports,
                 work.secys,

@@ -330,6 +330,8 @@ mod trace_c {
         _code: u32,
         _ifindex: c_int,
         _ns: u64,
+        _state_ns: u64,
+        _apply_ns: u64,
         _visited: u32,
         _ports: u32,
         _secys: u32,
