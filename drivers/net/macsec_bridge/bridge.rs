@@ -35,6 +35,7 @@
 //! locks and brings every port's bit to what the state says.
 
 use crate::bindings;
+use crate::index::Index;
 use crate::lockstep::{self, Knowledge, Offload, Op, Port, Scope, SecyState, Verdict, NUM_AN};
 use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, SecY, SecYRef};
@@ -144,6 +145,11 @@ pub(crate) struct Secy {
     /// for what changes unseen.
     view: Option<SecYRef>,
 }
+
+/// The SecYs by netdev, each in its own allocation: a lookup that finds
+/// nothing (most events) probes slots of 16 bytes, and tracking a SecY
+/// always allocates, so no SecY is tracked without its memory charged.
+pub(crate) type Secys = Index<usize, KBox<Secy>>;
 
 /// An RDMA device on a port.
 pub(crate) struct RdmaDev {
@@ -280,56 +286,20 @@ pub(crate) fn key(dev: &NetDevice) -> usize {
     dev.as_raw() as usize
 }
 
-/// The second half of a two-part index key.
-trait Half: Copy + Ord {
-    const MIN: Self;
-    fn succ(self) -> Option<Self>;
-}
-
-impl Half for u64 {
-    const MIN: u64 = 0;
-    fn succ(self) -> Option<u64> {
-        self.checked_add(1)
-    }
-}
-
-impl Half for usize {
-    const MIN: usize = 0;
-    fn succ(self) -> Option<usize> {
-        self.checked_add(1)
-    }
-}
-
-/// The least `b` at or after `from` for which `(a, b)` is a key of `t`:
-/// O(log N).
-fn first<B: Half, V>(t: &RBTree<(usize, B), V>, a: usize, from: B) -> Option<B> {
-    let c = t.cursor_lower_bound(&(a, from))?;
-    let &(k, b) = c.current().0;
-    (k == a).then_some(b)
-}
-
-/// Every `b` for which `(a, b)` is a key of `t`, in order: O(log N) each.
-fn seconds<B: Half, V>(t: &RBTree<(usize, B), V>, a: usize) -> impl Iterator<Item = B> + '_ {
-    let mut from = Some(B::MIN);
-    core::iter::from_fn(move || {
-        let b = first(t, a, from?)?;
-        from = b.succ();
-        Some(b)
-    })
-}
-
 /// The ports and their indexes.
 pub(crate) struct Ports {
-    /// Every port, by serial: in the order they were tracked (a dump's
-    /// order). A gone port stays until the next [`Bridge::finish`].
-    pub(crate) all: RBTree<u64, PortEntry>,
-    /// How many there are in [`Ports::all`].
-    count: usize,
+    /// Every port, by serial. A gone port stays until the next
+    /// [`Bridge::finish`]. Each in its own allocation: the table's slots,
+    /// half of them free, stay small.
+    pub(crate) all: Index<u64, KBox<PortEntry>>,
+    /// The serials of [`Ports::all`] in order, which is the order the ports
+    /// were tracked in: a dump's order, and where it resumes.
+    pub(crate) order: RBTree<u64, ()>,
     /// The serial of each port that is not gone, by its netdev.
-    live: RBTree<usize, u64>,
+    live: Index<usize, u64>,
     /// (MACsec netdev, serial) of each binding that names one: the ports
     /// bound to a SecY.
-    bound: RBTree<(usize, u64), ()>,
+    bound: Index<(usize, u64), ()>,
     /// The serials of the ports the current update may have changed, each
     /// once: [`Bridge::finish`] recomputes these and no other. Room for
     /// every port is reserved when it is added, so touching one never
@@ -343,7 +313,7 @@ pub(crate) struct Ports {
 impl Ports {
     /// The port of `dev`, if it is tracked and not gone.
     pub(crate) fn of(&self, dev: &NetDevice) -> Option<&PortEntry> {
-        self.all.get(self.live.get(&key(dev))?)
+        self.all.get(self.live.get(&key(dev))?).map(|e| &**e)
     }
 
     /// Marks port `serial` for the next [`Bridge::finish`].
@@ -356,7 +326,7 @@ impl Ports {
     /// Runs `f` on every live port whose SecY is the MACsec netdev keyed
     /// `secy` (`lower` keys its real device), and marks every port that
     /// may have it: its own port, its real device's, and the ports bound
-    /// to it. O(log N) per such port.
+    /// to it. O(1) per such port.
     fn of_secy(&mut self, secy: usize, lower: Option<usize>, mut f: impl FnMut(&mut PortEntry)) {
         let Ports {
             all,
@@ -378,7 +348,7 @@ impl Ports {
                 visit(s);
             }
         }
-        for s in seconds(bound, secy) {
+        for s in bound.seconds(secy) {
             visit(s);
         }
     }
@@ -445,12 +415,19 @@ fn mark(e: &mut PortEntry, dirty: &mut KVec<u64>) {
     }
 }
 
+/// The serials in order, the ports and the SecYs ([`State::ports_and_secys`]).
+pub(crate) type InOrder<'a> = (
+    &'a mut RBTree<u64, ()>,
+    &'a Index<u64, KBox<PortEntry>>,
+    &'a Secys,
+);
+
 /// Everything the bridge knows.
 ///
 /// An update costs what it touches: ports, SecYs, real devices and
-/// interposed devices are indexed by netdev, and only the ports an update
-/// marked are recomputed. An event on a netdev that is none of these costs
-/// a few O(log N) lookups.
+/// interposed devices are indexed by netdev (hash tables: [`Index`]), and
+/// only the ports an update marked are recomputed. An event on a netdev
+/// that is none of these costs a few O(1) lookups.
 pub(crate) struct State {
     /// Set at unload: events are ignored from then on.
     closing: bool,
@@ -463,13 +440,11 @@ pub(crate) struct State {
     /// The ports.
     pub(crate) ports: Ports,
     /// Every MACsec netdev, in every namespace, by netdev.
-    pub(crate) secys: RBTree<usize, Secy>,
-    /// How many there are in [`State::secys`].
-    secy_count: usize,
+    pub(crate) secys: Secys,
     /// (real device, MACsec netdev) of each SecY that has a real device.
-    uppers: RBTree<(usize, usize), ()>,
+    uppers: Index<(usize, usize), ()>,
     /// The interposed devices, by netdev.
-    lowers: RBTree<usize, Installed<Bridge>>,
+    lowers: Index<usize, Installed<Bridge>>,
     /// Room for one feature write per port, reserved when a port is added:
     /// a retraction's bit is written even when nothing can be allocated
     /// (at unload, nothing would write it later). Lent to [`Effects`] by
@@ -484,54 +459,49 @@ impl State {
     fn work(&self) -> trace::Work {
         trace::Work {
             visited: self.visited,
-            ports: self.ports.count as u32,
-            secys: self.secy_count as u32,
+            ports: self.ports.all.len() as u32,
+            secys: self.secys.len() as u32,
         }
     }
 
     /// The SecY of MACsec netdev `dev`.
     pub(crate) fn secy(&self, dev: &NetDevice) -> Option<&Secy> {
-        self.secys.get(&key(dev))
+        self.secys.get(&key(dev)).map(|s| &**s)
     }
 
     /// How many ports and SecYs are tracked.
     pub(crate) fn counts(&self) -> (usize, usize) {
-        (self.ports.count, self.secy_count)
+        (self.ports.all.len(), self.secys.len())
     }
 
-    /// The ports by serial, and the SecYs: a dump walks the ports with a
-    /// cursor, and only a mutable cursor moves (7.3's `Cursor` only peeks).
-    pub(crate) fn ports_and_secys(
-        &mut self,
-    ) -> (&mut RBTree<u64, PortEntry>, &RBTree<usize, Secy>) {
-        (&mut self.ports.all, &self.secys)
+    /// The serials in order, the ports and the SecYs: a dump walks the
+    /// serials with a cursor, and only a mutable cursor moves (7.3's
+    /// `Cursor` only peeks).
+    pub(crate) fn ports_and_secys(&mut self) -> InOrder<'_> {
+        (&mut self.ports.order, &self.ports.all, &self.secys)
     }
 
-    /// Tracks port `e` after every other and returns its serial; gives `e`
-    /// back if there is no memory (of the caller's memory cgroup: see
+    /// Tracks `dev` as a port, after every other, and returns its serial;
+    /// fails if there is no memory (of the caller's memory cgroup: see
     /// [`GROW`]).
-    fn add_port(&mut self, mut e: PortEntry) -> Result<u64, PortEntry> {
-        let n = self.ports.count + 1;
+    fn add_port(&mut self, dev: &NetDevice) -> Result<u64> {
+        let n = self.ports.all.len() + 1;
         let p = &mut self.ports;
-        if p.dirty
-            .reserve(n.saturating_sub(p.dirty.len()), GROW)
-            .is_err()
-            || self.writes.reserve(n, GROW).is_err()
-        {
-            return Err(e);
-        }
-        let (Ok(by_serial), Ok(by_dev)) = (
-            RBTreeNodeReservation::new(GROW),
-            RBTreeNodeReservation::new(GROW),
-        ) else {
-            return Err(e);
-        };
+        p.dirty.reserve(n.saturating_sub(p.dirty.len()), GROW)?;
+        self.writes.reserve(n, GROW)?;
+        let in_order = RBTreeNodeReservation::new(GROW)?;
+        p.all.reserve(1)?;
+        p.live.reserve(1)?;
+        let mut e = KBox::new(PortEntry::new(dev), GROW)?;
         self.serial += 1;
         let serial = self.serial;
         e.serial = serial;
-        p.live.insert(by_dev.into_node(key(&e.dev), serial));
-        p.all.insert(by_serial.into_node(serial, e));
-        p.count = n;
+        // Neither insertion allocates: the room is reserved.
+        if p.all.insert(serial, e).is_err() {
+            return Err(ENOMEM);
+        }
+        let _ = p.live.insert(key(dev), serial);
+        p.order.insert(in_order.into_node(serial, ()));
         p.touch(serial);
         Ok(serial)
     }
@@ -539,24 +509,29 @@ impl State {
     /// Tracks MACsec netdev `dev`; fails if there is no memory.
     fn add_secy(&mut self, dev: &NetDevice) -> Result {
         let lower = real_dev(dev);
-        let node = RBTreeNodeReservation::new(GROW)?;
-        let up = match &lower {
-            Some(_) => Some(RBTreeNodeReservation::new(GROW)?),
-            None => None,
-        };
-        if let (Some(l), Some(up)) = (&lower, up) {
-            self.uppers.insert(up.into_node((key(l), key(dev)), ()));
+        self.secys.reserve(1)?;
+        let up = lower.as_deref().map(|l| (key(l), key(dev)));
+        if up.is_some() {
+            self.uppers.reserve(1)?;
         }
         let known = unobserved(dev, lower.as_deref());
-        let secy = Secy {
-            dev: dev.into(),
-            lower,
-            known,
-            id: None,
-            view: None,
-        };
-        self.secys.insert(node.into_node(key(dev), secy));
-        self.secy_count += 1;
+        let secy = KBox::new(
+            Secy {
+                dev: dev.into(),
+                lower,
+                known,
+                id: None,
+                view: None,
+            },
+            GROW,
+        )?;
+        // Neither insertion allocates: the room is reserved.
+        if self.secys.insert(key(dev), secy).is_err() {
+            return Err(ENOMEM);
+        }
+        if let Some(up) = up {
+            let _ = self.uppers.insert(up, ());
+        }
         Ok(())
     }
 
@@ -568,7 +543,7 @@ impl State {
         // (no memory when it appeared: a bound port still holds it).
         let lower = self.secys.get(&d).and_then(|s| s.lower.as_deref().map(key));
         self.ports.of_secy(d, lower, |_| {});
-        for s in seconds(&self.uppers, d) {
+        for s in self.uppers.seconds(d) {
             self.ports.of_secy(s, Some(d), |_| {});
         }
     }
@@ -875,7 +850,7 @@ fn read_gids(e: &mut PortEntry) {
 fn forget_rdma(st: &mut State, id: usize) {
     let p = &mut st.ports;
     let mut from = 0;
-    while let Some(s) = p.all.cursor_lower_bound(&from).map(|c| *c.current().0) {
+    while let Some(s) = p.order.cursor_lower_bound(&from).map(|c| *c.current().0) {
         from = s + 1;
         let Some(e) = p.all.get_mut(&s) else { break };
         let n = e.rdma.len();
@@ -1020,7 +995,7 @@ fn op_of(op: Mdo, ctx: &Context<'_>) -> Op {
 
 /// Points port `e` at its SecY and lets it converge on what is known of
 /// that SecY.
-fn relate(e: &mut PortEntry, secys: &RBTree<usize, Secy>, uppers: &RBTree<(usize, usize), ()>) {
+fn relate(e: &mut PortEntry, secys: &Secys, uppers: &Index<(usize, usize), ()>) {
     let (relation, secy) = if let Some(b) = &e.binding {
         // An administrator's word beats what the topology suggests.
         (Some(Relation::Bound), b.secy.clone())
@@ -1031,7 +1006,8 @@ fn relate(e: &mut PortEntry, secys: &RBTree<usize, Secy>, uppers: &RBTree<(usize
         // three): the one in the oldest namespace (the lowest cookie) is
         // named, and within it the lowest ifindex. Ifindexes of different
         // namespaces are never compared.
-        match seconds(uppers, key(&e.dev))
+        match uppers
+            .seconds(key(&e.dev))
             .filter_map(|d| secys.get(&d))
             .min_by_key(|s| (s.dev.net().cookie(), s.dev.ifindex()))
         {
@@ -1125,17 +1101,16 @@ impl Bridge {
                         clock: now as u64,
                         serial: 0,
                         ports: Ports {
-                            all: RBTree::new(),
-                            count: 0,
-                            live: RBTree::new(),
-                            bound: RBTree::new(),
+                            all: Index::new(GROW),
+                            order: RBTree::new(),
+                            live: Index::new(GROW),
+                            bound: Index::new(GROW),
                             dirty: KVec::new(),
                             offloading: 0,
                         },
-                        secys: RBTree::new(),
-                        secy_count: 0,
-                        uppers: RBTree::new(),
-                        lowers: RBTree::new(),
+                        secys: Index::new(GROW),
+                        uppers: Index::new(GROW),
+                        lowers: Index::new(GROW),
                         writes: KVec::new(),
                         visited: 0,
                     },
@@ -1315,7 +1290,7 @@ impl Bridge {
                 // Never announced (an RDMA device that could not be
                 // tracked): nothing to retract.
                 ports.all.remove(&serial);
-                ports.count -= 1;
+                ports.order.remove(&serial);
                 continue;
             }
             e.owner = Owner::of(&e.dev);
@@ -1373,7 +1348,7 @@ impl Bridge {
             }
             if e.gone {
                 ports.all.remove(&serial);
-                ports.count -= 1;
+                ports.order.remove(&serial);
             }
         }
         // The room goes back, empty, for the next update.
@@ -1485,7 +1460,6 @@ impl Bridge {
             // away is forgotten, and no reference to it is kept.
             if !dev.is_registered() {
                 if let Some(s) = st.secys.remove(&d) {
-                    st.secy_count -= 1;
                     if let Some(l) = &s.lower {
                         st.uppers.remove(&(key(l), d));
                     }
@@ -1494,7 +1468,7 @@ impl Bridge {
                     st.ports.retire(serial);
                 }
                 let p = &mut st.ports;
-                while let Some(serial) = first(&p.bound, d, 0) {
+                while let Some(serial) = p.bound.first(d) {
                     p.bound.remove(&(d, serial));
                     if let Some(b) = p.all.get_mut(&serial).and_then(|e| e.binding.as_mut()) {
                         b.secy = None;
@@ -1513,34 +1487,36 @@ impl Bridge {
             let d = key(dev);
             st.touch_around(dev);
             // The SecY itself, then each SecY it is the real device of.
-            let mut next = Some(0);
-            let mut secy = Some(d);
-            while let Some(s) = secy {
-                let State { ports, secys, .. } = &mut *st;
-                if let Some(s) = secys.get_mut(&s) {
-                    if let Knowledge::Known(mut k) = s.known {
-                        if *s.dev == *dev {
-                            k.secy_up = !going && dev.is_up();
-                        } else {
-                            k.lower_up = !going && lower_up(dev);
-                        }
-                        let k = Knowledge::Known(k);
-                        if !going {
-                            s.known = k;
-                        }
-                        // GOING_DOWN opens a teardown, DOWN (or anything
-                        // else) closes it.
-                        ports.of_secy(key(&s.dev), s.lower.as_deref().map(key), |e| {
-                            if going {
-                                e.port.before(&k);
-                            } else {
-                                e.port.after(k, true);
-                            }
-                        });
+            let State {
+                ports,
+                secys,
+                uppers,
+                ..
+            } = &mut *st;
+            for s in Iterator::chain(core::iter::once(d), uppers.seconds(d)) {
+                let Some(s) = secys.get_mut(&s) else {
+                    continue;
+                };
+                if let Knowledge::Known(mut k) = s.known {
+                    if *s.dev == *dev {
+                        k.secy_up = !going && dev.is_up();
+                    } else {
+                        k.lower_up = !going && lower_up(dev);
                     }
+                    let k = Knowledge::Known(k);
+                    if !going {
+                        s.known = k;
+                    }
+                    // GOING_DOWN opens a teardown, DOWN (or anything else)
+                    // closes it.
+                    ports.of_secy(key(&s.dev), s.lower.as_deref().map(key), |e| {
+                        if going {
+                            e.port.before(&k);
+                        } else {
+                            e.port.after(k, true);
+                        }
+                    });
                 }
-                secy = next.and_then(|from| first(&st.uppers, d, from));
-                next = secy.and_then(Half::succ);
             }
         });
     }
@@ -1556,7 +1532,7 @@ impl Bridge {
                     let Some(dev) = ib.netdev(p) else { continue };
                     let serial = match st.ports.live.get(&key(&dev)) {
                         Some(&s) => s,
-                        None => st.add_port(PortEntry::new(&dev)).map_err(|_| ENOMEM)?,
+                        None => st.add_port(&dev)?,
                     };
                     let Some(e) = st.ports.all.get_mut(&serial) else {
                         return Err(EINVAL);
@@ -1645,20 +1621,19 @@ impl Bridge {
                 {
                     return Err(BindError::AlreadyBound);
                 }
-                let node = RBTreeNodeReservation::new(GROW).map_err(|_| BindError::NoMemory)?;
+                st.ports.bound.reserve(1).map_err(|_| BindError::NoMemory)?;
                 let binding = Binding {
                     secy: Some(secy.into()),
                 };
                 let serial = match live {
                     Some(s) => s,
-                    None => st
-                        .add_port(PortEntry::new(dev))
-                        .map_err(|_| BindError::NoMemory)?,
+                    None => st.add_port(dev).map_err(|_| BindError::NoMemory)?,
                 };
                 let p = &mut st.ports;
                 let e = p.all.get_mut(&serial).ok_or(BindError::NoMemory)?;
                 e.binding = Some(binding);
-                p.bound.insert(node.into_node((key(secy), serial), ()));
+                // Does not allocate: the room is reserved.
+                let _ = p.bound.insert((key(secy), serial), ());
                 p.touch(serial);
                 Ok(())
             })();
@@ -1722,7 +1697,7 @@ impl Bridge {
             let mut serial = 0;
             while let Some(s) = st
                 .ports
-                .all
+                .order
                 .cursor_lower_bound(&serial)
                 .map(|c| *c.current().0)
             {
@@ -1730,17 +1705,14 @@ impl Bridge {
                 serial = s + 1;
             }
             self.finish(&mut st, &mut fx);
-            let mut lowers = core::mem::take(&mut st.lowers);
-            while let Some(c) = lowers.cursor_front_mut() {
-                let (_, i) = c.remove_current().1.to_key_value();
+            for (_, i) in st.lowers.drain() {
                 // SAFETY: RTNL is held, and no MACsec operation is in
                 // progress: this is unload, not an observer.
                 unsafe { fx.restore(rtnl, i) };
             }
             work = st.work();
-            st.uppers = RBTree::new();
-            st.secys = RBTree::new();
-            st.secy_count = 0;
+            st.uppers = Index::new(GROW);
+            st.secys = Index::new(GROW);
         }
         span.unlocked();
         self.apply(&mut Locks::Own(rtnl), fx);
@@ -1756,7 +1728,7 @@ impl Bridge {
 /// Records interposer `i` by its device; gives it back if there is no
 /// memory (it must not be dropped under RTNL: see [`Effects::restore`]).
 fn record(
-    lowers: &mut RBTree<usize, Installed<Bridge>>,
+    lowers: &mut Index<usize, Installed<Bridge>>,
     i: Installed<Bridge>,
 ) -> Result<(), Installed<Bridge>> {
     let Some(d) = i.device().map(key) else {
@@ -1767,15 +1739,11 @@ fn record(
     if lowers.get(&d).is_some() {
         return Err(i);
     }
-    let Ok(node) = RBTreeNodeReservation::new(GROW) else {
-        return Err(i);
-    };
-    lowers.insert(node.into_node(d, i));
-    Ok(())
+    lowers.insert(d, i).map(|_| ()).map_err(|(_, i)| i)
 }
 
 /// The port's object as a notification would report it.
-fn view(e: &PortEntry, secys: &RBTree<usize, Secy>) -> View {
+fn view(e: &PortEntry, secys: &Secys) -> View {
     let secy = e.secy.as_ref().and_then(|d| secys.get(&key(d)));
     let mut name = [0u8; 16];
     let n = e.dev.name().to_bytes();

@@ -38,6 +38,7 @@ macro_rules! warn_ratelimited {
 }
 
 mod bridge;
+mod index;
 pub mod lockstep;
 mod netlink;
 mod ports;

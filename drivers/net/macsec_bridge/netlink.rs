@@ -6,7 +6,7 @@
 //! below are those of `include/uapi/linux/macsec_bridge.h`, generated from
 //! it; a selftest checks the two against each other through `ynl`).
 
-use crate::bridge::{self, BindError, Owner, PortEntry, Relation, Secy};
+use crate::bridge::{self, BindError, Owner, PortEntry, Relation, Secys};
 use crate::lockstep::{Protection, Reason};
 use crate::net::device::NetDevice;
 use crate::net::macsec::Cipher;
@@ -18,7 +18,6 @@ use crate::net::netlink::{
 use crate::net::rtnl::Rtnl;
 use crate::trace::{Cause, Span, Work};
 use kernel::prelude::*;
-use kernel::rbtree::RBTree;
 use kernel::sync::aref::ARef;
 
 const CMD_DEV_GET: u8 = 1;
@@ -105,12 +104,7 @@ fn owner(o: Owner) -> u32 {
 /// Writes one port object as seen from namespace `viewer`; `secys` is
 /// where its SecY's details are. Called under RTNL, which keeps the names,
 /// ifindexes and namespaces it reads still.
-pub(crate) fn fill(
-    msg: &MsgAttrs,
-    e: &PortEntry,
-    secys: &RBTree<usize, Secy>,
-    viewer: &Net,
-) -> Result {
+pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &Secys, viewer: &Net) -> Result {
     msg.put_u32(A_DEV_IFINDEX.into(), e.dev.ifindex() as u32)?;
     msg.put_string(A_DEV_IFNAME.into(), e.dev.name())?;
     for r in e.rdma.iter() {
@@ -270,12 +264,15 @@ impl DumpHandler for DevGet {
             let after = (lo as u64 & 0xffff_ffff) | ((hi as u64 & 0xffff_ffff) << 32);
             let mut sent = 0;
             let mut work = Work::default();
-            let (ports, secys) = st.ports_and_secys();
+            let (order, ports, secys) = st.ports_and_secys();
             let ret = (|| -> Result {
                 // The first port after the last one sent: O(log N).
-                let mut cursor = ports.cursor_lower_bound_mut(&after.saturating_add(1));
+                let mut cursor = order.cursor_lower_bound_mut(&after.saturating_add(1));
                 while let Some(c) = cursor {
-                    let e = c.current().1;
+                    let Some(e) = ports.get(c.current().0) else {
+                        cursor = c.move_next();
+                        continue;
+                    };
                     work.visited += 1;
                     if *e.dev.net() == *net {
                         let msg = dump.message(CMD_DEV_GET)?;

@@ -52,6 +52,8 @@ macro_rules! warn_ratelimited {
 #[path = "../bridge.rs"]
 mod bridge;
 mod host;
+#[path = "../index.rs"]
+mod index;
 #[path = "../trace.rs"]
 mod trace;
 #[path = "host/world.rs"]
@@ -364,5 +366,101 @@ fn found_sequences() {
         }
         w.unload();
         w.check_unloaded();
+    }
+}
+
+/// What is done to an [`index::Index`] in [`index_follows_a_map`].
+#[derive(Clone, Debug)]
+enum IndexOp {
+    Insert((usize, u8), u32),
+    Remove((usize, u8)),
+    Reserve(usize),
+    /// The next allocation fails.
+    Fail,
+}
+
+fn index_op() -> impl Strategy<Value = IndexOp> {
+    // Few first parts, each with a few seconds: runs of one first part,
+    // and runs of several meeting, at every size the table takes. The
+    // first parts are spaced as aligned addresses are.
+    let k = (0usize..6, 0u8..12).prop_map(|(a, b)| ((a + 1) * 0x1c0, b));
+    prop_oneof![
+        6 => (k.clone(), any::<u32>()).prop_map(|(k, v)| IndexOp::Insert(k, v)),
+        5 => k.prop_map(IndexOp::Remove),
+        1 => (0usize..40).prop_map(IndexOp::Reserve),
+        1 => Just(IndexOp::Fail),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
+        ..ProptestConfig::default()
+    })]
+
+    /// The state's hash tables against `std`'s map, through growth,
+    /// shrinking, runs of colliding keys and failed allocations: after
+    /// every operation the same entries, found by key, by first part
+    /// (`seconds`) and by iteration, and a failed insertion changes
+    /// nothing.
+    #[test]
+    fn index_follows_a_map(ops in prop::collection::vec(index_op(), 1..200)) {
+        use std::collections::{BTreeSet, HashMap};
+        kernel::alloc::fail_after(None);
+        let mut t = index::Index::<(usize, u8), u32>::new(kernel::alloc::flags::GFP_KERNEL);
+        let mut m = HashMap::new();
+        for op in &ops {
+            match *op {
+                IndexOp::Insert(k, v) => match t.insert(k, v) {
+                    Ok(old) => prop_assert_eq!(old, m.insert(k, v)),
+                    // Only growth allocates, and only for a new key.
+                    Err(back) => {
+                        prop_assert_eq!(back, (k, v));
+                        prop_assert!(!m.contains_key(&k));
+                    }
+                },
+                IndexOp::Remove(k) => prop_assert_eq!(t.remove(&k), m.remove(&k)),
+                IndexOp::Reserve(n) => {
+                    if t.reserve(n).is_ok() {
+                        // The room is there: n new keys go in, whatever
+                        // fails meanwhile.
+                        kernel::alloc::fail_after(Some(0));
+                        let fresh: Vec<_> = (0..n)
+                            .map(|i| (0x10_0000 + i, 0u8))
+                            .collect();
+                        for &k in &fresh {
+                            prop_assert_eq!(t.insert(k, 7), Ok(None));
+                        }
+                        kernel::alloc::fail_after(None);
+                        for k in &fresh {
+                            prop_assert_eq!(t.remove(k), Some(7));
+                        }
+                    }
+                }
+                IndexOp::Fail => kernel::alloc::fail_after(Some(0)),
+            }
+            prop_assert_eq!(t.len(), m.len());
+            for (k, v) in &m {
+                prop_assert_eq!(t.get(k), Some(v));
+            }
+            let all: BTreeSet<_> = t.iter_mut().map(|(k, v)| (*k, *v)).collect();
+            prop_assert_eq!(all.len(), m.len());
+            prop_assert_eq!(all, m.iter().map(|(k, v)| (*k, *v)).collect::<BTreeSet<_>>());
+            for a in (1..=6).map(|a| a * 0x1c0) {
+                let got: Vec<u8> = t.seconds(a).collect();
+                let set: BTreeSet<u8> = got.iter().copied().collect();
+                prop_assert_eq!(got.len(), set.len());
+                let want: BTreeSet<u8> = m.keys().filter(|k| k.0 == a).map(|k| k.1).collect();
+                prop_assert_eq!(t.first(a).is_some(), !want.is_empty());
+                prop_assert_eq!(set, want);
+            }
+            prop_assert_eq!(t.get(&(0x7, 0)), None);
+        }
+        kernel::alloc::fail_after(None);
+        let drained: BTreeSet<_> = t.drain().collect();
+        prop_assert_eq!(drained, m.into_iter().collect::<BTreeSet<_>>());
+        prop_assert_eq!(t.len(), 0);
+        prop_assert_eq!(t.iter_mut().count(), 0);
     }
 }

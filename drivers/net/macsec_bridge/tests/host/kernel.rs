@@ -167,7 +167,41 @@ pub mod alloc {
     }
 
     pub type KVec<T> = kvec::Vec<T>;
-    pub type KBox<T> = Box<T>;
+    pub type KVVec<T> = kvec::Vec<T>;
+    /// `KBox`: a `std` box whose allocation can fail.
+    pub struct KBox<T>(Box<T>);
+
+    impl<T> KBox<T> {
+        pub fn new(v: T, _f: Flags) -> Result<Self, AllocError> {
+            charge()?;
+            Ok(KBox(Box::new(v)))
+        }
+
+        /// `KBox::pin_init`: on the host, a value is built, then boxed.
+        pub fn pin_init(
+            init: crate::error::Result<T>,
+            _f: Flags,
+        ) -> crate::error::Result<core::pin::Pin<KBox<T>>> {
+            charge()?;
+            let b = KBox(Box::new(init?));
+            // SAFETY: the value lives in its own allocation, which moves
+            // only with the box.
+            Ok(unsafe { core::pin::Pin::new_unchecked(b) })
+        }
+    }
+
+    impl<T> core::ops::Deref for KBox<T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            &self.0
+        }
+    }
+
+    impl<T> core::ops::DerefMut for KBox<T> {
+        fn deref_mut(&mut self) -> &mut T {
+            &mut self.0
+        }
+    }
 }
 
 pub mod rbtree {
@@ -282,18 +316,6 @@ pub mod sync {
         fn pin_init(init: Result<T>, _f: Flags) -> Result<Arc<T>> {
             crate::alloc::charge()?;
             Ok(Arc::new(init?))
-        }
-    }
-
-    /// `KBox::pin_init`, likewise.
-    pub trait BoxInit<T> {
-        fn pin_init(init: Result<T>, f: Flags) -> Result<core::pin::Pin<Box<T>>>;
-    }
-
-    impl<T> BoxInit<T> for Box<T> {
-        fn pin_init(init: Result<T>, _f: Flags) -> Result<core::pin::Pin<Box<T>>> {
-            crate::alloc::charge()?;
-            Ok(Box::pin(init?))
         }
     }
 
@@ -479,7 +501,7 @@ pub mod prelude {
     pub use crate::alloc::{KBox, KVec};
     pub use crate::error::code::*;
     pub use crate::error::{Error, Result};
-    pub use crate::sync::{ArcInit, BoxInit};
+    pub use crate::sync::ArcInit;
     pub use crate::{pin_init, pr_err, pr_warn};
     pub use core::pin::Pin;
     pub use macsec_bridge_host_macros::{pin_data, vtable};

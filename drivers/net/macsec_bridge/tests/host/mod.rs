@@ -9,7 +9,7 @@
 pub mod kernel;
 pub mod net;
 
-use crate::bridge::{self, Owner, PortEntry, Relation, Secy};
+use crate::bridge::{self, Owner, PortEntry, Relation};
 use crate::lockstep::{Protection, Reason};
 use crate::net::macsec::Cipher;
 use std::cell::RefCell;
@@ -164,7 +164,6 @@ pub mod bindings {
 pub mod netlink {
     use super::*;
     use crate::kernel::error::Result;
-    use crate::kernel::rbtree::RBTree;
     use crate::net::namespace::Net;
     use crate::net::netlink::{Family, GenlMsg};
 
@@ -187,7 +186,7 @@ pub mod netlink {
     pub(crate) fn fill(
         msg: &GenlMsg,
         e: &PortEntry,
-        secys: &RBTree<usize, Secy>,
+        secys: &bridge::Secys,
         _viewer: &Net,
     ) -> Result {
         crate::kernel::alloc::charge()?;
