@@ -10,19 +10,20 @@
 # `slice --watch` stream and the `taint-rules --watch` directory.
 #
 # First, scripts/bench-scale.py: the bridge's own cost per event at 16, 128
-# and 1,024 ports, for this module and, if given, the one before it.
+# and 1,024 ports, for this module and, if given, earlier ones (BASES:
+# `label=path,...`).
 #
 # and DRANet-Sec's cost at each size, for each binary of DRANETS
 # (`label=path,...`): a SecY flip to the slice that shows it, and a
 # webhook request.
 #
-#   scripts/bench-guest.sh MODULE.ko DRANET-SEC [FLIPS [SIZES [BEFORE.ko [DRANETS]]]]
+#   scripts/bench-guest.sh MODULE.ko DRANET-SEC [FLIPS [SIZES [BASES [DRANETS]]]]
 set -eu
 ko=$1
 bin=$2
 flips=${3:-100}
 sizes=${4:-16,128,1024}
-base=${5:-}
+IFS=, read -ra bases <<<"${5:-}"
 dranets=${6:-after=$bin}
 top=$(cd "$(dirname "$0")/.." && pwd)
 KSFT_DIR=$(mktemp -d)
@@ -40,7 +41,7 @@ rdma link add mb_rxe0 type rxe netdev macsec0
 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 
 /usr/bin/python3 "$top/scripts/bench-scale.py" --sizes "$sizes" --dranet "$dranets" macsec0 \
-	${base:+"before=$base"} "after=$ko"
+	"${bases[@]}" "after=$ko"
 
 insmod "$ko"
 # macsec0 was made before this load: one operation shows it to the module.

@@ -184,9 +184,11 @@ PARTS = ('ns', 'state_ns', 'apply_ns')
 
 def parts(r, name, entries):
     """r[name], r[name + '_state'], r[name + '_apply']: the summaries
-    of each part of `entries`."""
+    of each part of `entries` (None for a part a module older than the
+    split does not report)."""
     for k, suffix in zip(PARTS, ('', '_state', '_apply')):
-        r[name + suffix] = summary([e[k] for e in entries])
+        have = all(k in e for e in entries)
+        r[name + suffix] = summary([e[k] for e in entries]) if have else None
 
 
 def measure(label, ko, p, secy, reps):
@@ -233,7 +235,7 @@ def measure(label, ko, p, secy, reps):
            and e['code'] == MDO_UPD_TXSA]
     if len(ops) != 4 * reps:
         raise RuntimeError(f'{label}: {len(ops)} operation entries, not {4 * reps}')
-    parts(r, 'op', [{k: ops[i][k] + ops[i + 1][k] for k in PARTS}
+    parts(r, 'op', [{k: ops[i][k] + ops[i + 1][k] for k in PARTS if k in ops[i]}
                     for i in range(0, len(ops), 2)])
     r['op_visited'] = max(e['visited'] for e in ops)
 
@@ -410,6 +412,8 @@ DRANET_ROWS = [
 
 
 def fmt_ns(s):
+    if s is None:
+        return '-'
     return f"{s['median'] / 1000:.1f} / {s['p99'] / 1000:.1f} us"
 
 
@@ -437,13 +441,17 @@ ROWS = [
      lambda r: f"{r['mem_bytes'] / 1024:.0f} KiB"),
 ]
 
+def median(s):
+    return None if s is None else s['median']
+
+
 RATIOS = [
     ('event on an untracked netdev', lambda r: r['unrelated']['median']),
-    ('  of which the state locked', lambda r: r['unrelated_state']['median']),
+    ('  of which the state locked', lambda r: median(r['unrelated_state'])),
     ("link event on one port's SecY", lambda r: r['secy_event']['median']),
-    ('  of which the state locked', lambda r: r['secy_event_state']['median']),
+    ('  of which the state locked', lambda r: median(r['secy_event_state'])),
     ('offload operation', lambda r: r['op']['median']),
-    ('  of which the state locked', lambda r: r['op_state']['median']),
+    ('  of which the state locked', lambda r: median(r['op_state'])),
     ('module load', lambda r: r['load_us']),
     ('binding all ports, per port', lambda r: r['bind_us'] / r['ports']),
     ('full dump', lambda r: r['dump']['median']),
@@ -472,9 +480,11 @@ def tables(results, col, title, rows, ratios, sizes):
     print()
     print('| | ' + ' | '.join(labels) + ' |')
     print('|---|' + '---|' * len(labels))
+    def ratio(m, f):
+        a, b = f(by[(m, lo)]), f(by[(m, hi)])
+        return '-' if a is None or b is None else f'{b / max(a, 1e-9):.2f}'
     for name, f in ratios:
-        print(f'| {name} | ' + ' | '.join(
-            f'{f(by[(m, hi)]) / max(f(by[(m, lo)]), 1e-9):.2f}' for m in labels) + ' |')
+        print(f'| {name} | ' + ' | '.join(ratio(m, f) for m in labels) + ' |')
 
 
 DRANET_RATIOS = [

@@ -5,10 +5,11 @@
 # kernel and run scripts/bench-guest.sh; prints tables.
 #
 # SIZES (default 16,128,1024) are the port counts of the scale part;
-# BENCH_BASE (a git commit; default f85ec94, the last one before the state
-# was indexed, which has the tracepoint the scale part reads; empty for
-# none) is a module measured beside this one, on the same topology in the
-# same run.
+# BENCH_BASE (git commits, comma-separated; default f85ec94,9a4c078: the
+# last one before the state was indexed, and the last one whose indexes
+# were red-black trees; both have the tracepoint the scale part reads;
+# empty for none) are modules measured beside this one, on the same
+# topology in the same run, each labelled by its commit.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/toolchain.env"
@@ -20,12 +21,13 @@ kdir=$("$top/scripts/kernel.sh" --variant "$variant")
 mod=$(mktemp -d /tmp/macsec_bridge-bench.XXXXXX)
 trap 'rm -rf "$mod"' EXIT
 ko=$("$top/scripts/module.sh" "$kdir" "$mod")
-base_ko=
-BENCH_BASE=${BENCH_BASE-f85ec94}
-if [ -n "$BENCH_BASE" ]; then
-	mkdir "$mod/base"
-	base_ko=$("$top/scripts/module.sh" "$kdir" "$mod/base" "$BENCH_BASE")
-fi
+bases=
+BENCH_BASE=${BENCH_BASE-f85ec94,9a4c078}
+IFS=, read -ra commits <<<"$BENCH_BASE"
+for c in "${commits[@]}"; do
+	mkdir "$mod/base-$c"
+	bases+="${bases:+,}$c=$("$top/scripts/module.sh" "$kdir" "$mod/base-$c" "$c")"
+done
 # DRANET_BASE (default 93b8937, the last DRANet-Sec that read all of
 # sysfs and dumped every port on every change; empty for none) is a
 # DRANet-Sec measured beside this one. It builds in a target directory of
@@ -49,5 +51,5 @@ echo "booting $(make -s -C "$kdir" kernelrelease) under TCG ..."
 # device in about 1.4 s.
 "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 5400 --memory 6G \
 	"$top/scripts/bench-guest.sh" "$ko" \
-	"$top/target/release/dranet-sec" "${FLIPS:-100}" "${SIZES:-16,128,1024}" "$base_ko" \
+	"$top/target/release/dranet-sec" "${FLIPS:-100}" "${SIZES:-16,128,1024}" "$bases" \
 	"$dranet"
