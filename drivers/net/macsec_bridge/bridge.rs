@@ -443,6 +443,12 @@ pub(crate) struct State {
     pub(crate) secys: Secys,
     /// (real device, MACsec netdev) of each SecY that has a real device.
     uppers: Index<(usize, usize), ()>,
+    /// The SecYs an offload operation showed ([`Secy::view`]): what
+    /// [`reread`] reads again.
+    observed: Index<usize, ()>,
+    /// A SecY was shown when [`State::observed`] could not grow:
+    /// [`reread`] walks every SecY instead.
+    observed_lost: bool,
     /// The interposed devices, by netdev.
     lowers: Index<usize, Installed<Bridge>>,
     /// Room for one feature write per port, reserved when a port is added:
@@ -948,26 +954,46 @@ fn with_flags(s: SecyState, secy: &SecY) -> SecyState {
 }
 
 /// Reads every observed, offloaded SecY again and lets its ports converge
-/// on what changed unseen (a TX SA deactivated by PN exhaustion). O(S).
+/// on what changed unseen (a TX SA deactivated by PN exhaustion).
+/// O(observed), or O(S) once [`State::observed_lost`].
 fn reread(rtnl: &Rtnl, st: &mut State) {
-    let State { ports, secys, .. } = st;
-    for (&d, s) in secys.iter_mut() {
-        let (Some(view), Knowledge::Known(k)) = (&s.view, s.known) else {
-            continue;
-        };
-        if k.offload == Offload::Off {
-            continue;
+    let State {
+        ports,
+        secys,
+        observed,
+        observed_lost,
+        ..
+    } = st;
+    if *observed_lost {
+        for (&d, s) in secys.iter_mut() {
+            reread_one(rtnl, ports, d, s);
         }
-        let now = with_flags(k, view.get(rtnl));
-        if now == k {
-            continue;
+    } else {
+        for (&d, ()) in observed.iter() {
+            if let Some(s) = secys.get_mut(&d) {
+                reread_one(rtnl, ports, d, s);
+            }
         }
-        let known = Knowledge::Known(now);
-        s.known = known;
-        ports.of_secy(d, s.lower.as_deref().map(key), |e| {
-            e.port.observe(known);
-        });
     }
+}
+
+/// [`reread`] of SecY `s`, keyed `d`.
+fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
+    let (Some(view), Knowledge::Known(k)) = (&s.view, s.known) else {
+        return;
+    };
+    if k.offload == Offload::Off {
+        return;
+    }
+    let now = with_flags(k, view.get(rtnl));
+    if now == k {
+        return;
+    }
+    let known = Knowledge::Known(now);
+    s.known = known;
+    ports.of_secy(d, s.lower.as_deref().map(key), |e| {
+        e.port.observe(known);
+    });
 }
 
 /// The lockstep view of an offload operation.
@@ -1110,6 +1136,8 @@ impl Bridge {
                         },
                         secys: Index::new(GROW),
                         uppers: Index::new(GROW),
+                        observed: Index::new(GROW),
+                        observed_lost: false,
                         lowers: Index::new(GROW),
                         writes: KVec::new(),
                         visited: 0,
@@ -1460,6 +1488,7 @@ impl Bridge {
             // away is forgotten, and no reference to it is kept.
             if !dev.is_registered() {
                 if let Some(s) = st.secys.remove(&d) {
+                    st.observed.remove(&d);
                     if let Some(l) = &s.lower {
                         st.uppers.remove(&(key(l), d));
                     }
@@ -1712,6 +1741,7 @@ impl Bridge {
             }
             work = st.work();
             st.uppers = Index::new(GROW);
+            st.observed = Index::new(GROW);
             st.secys = Index::new(GROW);
         }
         span.unlocked();
@@ -1821,7 +1851,13 @@ impl Observer for Bridge {
         let lower = key(ctx.lower());
         let at = (Cause::OpAfter, op as u32, dev.ifindex());
         self.update(&mut Locks::Observer(rtnl, op), at, |st, _| {
-            let State { ports, secys, .. } = st;
+            let State {
+                ports,
+                secys,
+                observed,
+                observed_lost,
+                ..
+            } = st;
             let Some(s) = secys.get_mut(&key(dev)) else {
                 // Not tracked (no memory when it appeared): nothing is
                 // learnt, but its ports are no longer held down by the
@@ -1845,6 +1881,13 @@ impl Observer for Bridge {
                 s.id = id;
                 if s.view.is_none() {
                     s.view = Some(secy.to_ref());
+                    if observed.insert(key(dev), ()).is_err() {
+                        warn_ratelimited!(
+                            "{}: out of memory, every SecY read again from now on\n",
+                            dev.name()
+                        );
+                        *observed_lost = true;
+                    }
                 }
             }
             let known = s.known;

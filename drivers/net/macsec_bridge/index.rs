@@ -207,6 +207,13 @@ impl<K: Key, V> Index<K, V> {
         Some(v)
     }
 
+    /// Every entry, in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.as_ref().map(|(k, v)| (k, v)))
+    }
+
     /// Every entry, in no particular order, values to change.
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
         self.slots
