@@ -25,13 +25,18 @@
 # failed.
 set -uo pipefail
 
-if [ "${DEB_INSTALL_NS:-}" != 1 ]; then
+# The caller's mount namespace; the script runs again in a new one.
+if [ -z "${DEB_INSTALL_HOST_NS:-}" ]; then
 	[ $# -eq 5 ] || { echo "usage: deb-install.sh DEB KVER MODULES HEADERS OUT" >&2; exit 2; }
 	[ "$(id -u)" -eq 0 ] || { echo "deb-install.sh: needs root (mount namespace, overlays)" >&2; exit 1; }
-	DEB_INSTALL_NS=1 exec unshare --mount --propagation private "$0" "$@"
+	DEB_INSTALL_HOST_NS=$(readlink /proc/self/ns/mnt) \
+		exec unshare --mount --propagation private "$0" "$@"
 fi
 
 deb=$1 kver=$2 modules=$3 headers=$4 out=$5
+# Never on the caller's own mounts.
+[ "$(readlink /proc/self/ns/mnt)" != "$DEB_INSTALL_HOST_NS" ] ||
+	{ echo "deb-install.sh: not in a mount namespace of its own" >&2; exit 1; }
 scratch=$out/.overlays
 n=0 failed=0
 
