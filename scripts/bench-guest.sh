@@ -22,7 +22,7 @@ set -eu
 ko=$1
 bin=$2
 flips=${3:-100}
-sizes=${4:-16,128,1024}
+sizes=${4:-16,128,1024,16}
 IFS=, read -ra bases <<<"${5:-}"
 dranets=${6:-after=$bin}
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -3,11 +3,11 @@
 """Guest side of `make bench`, at scale: what the bridge costs per event
 with P = 16, 128 and 1,024 ports, measured inside the kernel.
 
-    bench-scale.py [--sizes 16,128,1024] [--dranet LABEL=BIN,...] SECY LABEL=MODULE.ko...
+    bench-scale.py [--sizes 16,128,1024,16] [--dranet LABEL=BIN,...] SECY LABEL=MODULE.ko...
 
-For each size, smallest first, it grows the topology to P veths (peers
-in another namespace), each carrying a software MACsec netdev: P SecYs,
-3P netdevs. SECY is an offloaded MACsec netdev that already exists with
+For each size, in the order given, it grows or shrinks the topology to P
+veths (peers in another namespace), each carrying a software MACsec
+netdev: P SecYs, 3P netdevs. SECY is an offloaded MACsec netdev that already exists with
 an RXE device on it (one port). Then, for each module given (LABEL=path,
 e.g. before=... after=...), on the same topology, it loads the module,
 binds each veth to its own MACsec netdev (P more ports, relation
@@ -22,7 +22,9 @@ binds each veth to its own MACsec netdev (P more ports, relation
     before the load;
   - per event: the `macsec_bridge_update` tracepoint's `ns` (the kernel
     time from entry into the bridge to return, feature writes and
-    notifications included) and `visited` (port objects recomputed), for
+    notifications included), `visited` (port objects recomputed) and
+    `probes` (slots of the module's hash tables examined: its work in a
+    unit that the guest's speed does not change), for
     (a) netdev events on devices the bridge does not track (a dummy made,
     flapped and deleted in a pod namespace), (b) link events on one port's
     SecY (`ip link set SECY0 down/up`), (c) offload operations on SECY
@@ -44,9 +46,13 @@ RTM_NEWLINK's ack to the line that shows the port's new reason, and its
 CPU time per new set of slices, from /proc), then serves 20 webhook
 GetDeviceAttributes requests about that port.
 
-It prints one table per size and one of the ratios between the largest and
-the smallest size, per module, and the whole as JSON lines on stdout
-(prefixed `json:`).
+It prints one table with a column per module and size, one of the ratios
+between the largest and the smallest size, per module, and the whole as
+JSON lines on stdout (prefixed `json:`). A size given twice is measured
+twice: the default measures 16 ports again after 1,024, and a ratio then
+divides by the mean of the two, which cancels a drift of the guest's
+speed that is linear in time (TCG's drifts by up to 1.7 times within a
+run); how far the two disagree is printed beside it.
 """
 import os
 import re
@@ -104,9 +110,13 @@ def summary(xs):
     return {'median': statistics.median(xs), 'p99': pct(xs, 0.99), 'n': len(xs)}
 
 
-def build(have, p):
-    """Veths HAVE to P-1, each with a software SecY (their peers in
-    namespace mbpeer)."""
+def resize(have, p):
+    """From HAVE veths to P: veths HAVE to P-1 made, each with a software
+    SecY (their peers in namespace mbpeer), or veths P to HAVE-1 deleted
+    (their peers and SecYs with them)."""
+    if p < have:
+        batch([f'link delete mbv{i}' for i in range(p, have)])
+        return
     new = range(have, p)
     if not have:
         sh('ip', 'netns', 'add', 'mbpeer')
@@ -191,6 +201,16 @@ def parts(r, name, entries):
         r[name + suffix] = summary([e[k] for e in entries]) if have else None
 
 
+def probes(r, name, entries):
+    """r[name + '_probes']: the summary of the entries' `probes`, with
+    their maximum (None for a module older than the count)."""
+    have = all('probes' in e for e in entries)
+    r[name + '_probes'] = None
+    if have:
+        r[name + '_probes'] = summary([e['probes'] for e in entries])
+        r[name + '_probes']['max'] = max(e['probes'] for e in entries)
+
+
 def measure(label, ko, p, secy, reps):
     r = {'module': label, 'ports': p}
     before = settled()
@@ -221,6 +241,7 @@ def measure(label, ko, p, secy, reps):
     ev = [e for e in trace() if e['cause'] == 'event']
     parts(r, 'unrelated', ev)
     r['unrelated_visited'] = max(e['visited'] for e in ev)
+    probes(r, 'unrelated', ev)
 
     # (b) Link events on one port's SecY.
     s0 = ifindex('mbs0')
@@ -228,6 +249,7 @@ def measure(label, ko, p, secy, reps):
     ev = [e for e in trace() if e['cause'] == 'event' and e['ifindex'] == s0]
     parts(r, 'secy_event', ev)
     r['secy_event_visited'] = max(e['visited'] for e in ev)
+    probes(r, 'secy_event', ev)
 
     # (c) Offload operations: before + after, per operation.
     batch([f'macsec set {secy} tx sa 0 off', f'macsec set {secy} tx sa 0 on'] * reps)
@@ -235,20 +257,28 @@ def measure(label, ko, p, secy, reps):
            and e['code'] == MDO_UPD_TXSA]
     if len(ops) != 4 * reps:
         raise RuntimeError(f'{label}: {len(ops)} operation entries, not {4 * reps}')
-    parts(r, 'op', [{k: ops[i][k] + ops[i + 1][k] for k in PARTS if k in ops[i]}
-                    for i in range(0, len(ops), 2)])
+    per_op = [{k: ops[i][k] + ops[i + 1][k] for k in PARTS + ('probes',) if k in ops[i]}
+              for i in range(0, len(ops), 2)]
+    parts(r, 'op', per_op)
     r['op_visited'] = max(e['visited'] for e in ops)
+    probes(r, 'op', per_op)
 
     # A whole dump, ten times.
-    dumps = []
+    dumps, slots = [], []
     for _ in range(10):
         trace()
         got = g.ports()
         if len(got) != p + 1:
             raise RuntimeError(f'{label}: the dump has {len(got)} ports, not {p + 1}')
-        dumps.append(sum(e['ns'] for e in trace() if e['cause'] in ('dump', 'request')))
+        rounds = [e for e in trace() if e['cause'] in ('dump', 'request')]
+        dumps.append(sum(e['ns'] for e in rounds))
+        if all('probes' in e for e in rounds):
+            slots.append(sum(e['probes'] for e in rounds))
     g.sock.close()
     r['dump'] = summary(dumps)
+    r['dump_probes'] = summary(slots) if slots else None
+    if slots:
+        r['dump_probes']['max'] = max(slots)
 
     r['delivery_ms'] = summary(delivery('mbs0', 'mbv0', reps))
     write(EVENT, '0')
@@ -417,22 +447,32 @@ def fmt_ns(s):
     return f"{s['median'] / 1000:.1f} / {s['p99'] / 1000:.1f} us"
 
 
+def fmt_probes(s):
+    return '-' if s is None else f"{s['median']:.0f} / {s['max']}"
+
+
 ROWS = [
     ('event on an untracked netdev (median / p99)', lambda r: fmt_ns(r['unrelated'])),
     ('  of which the state locked', lambda r: fmt_ns(r['unrelated_state'])),
     ('  of which effects applied', lambda r: fmt_ns(r['unrelated_apply'])),
     ('  ports recomputed per such event (max)', lambda r: str(r['unrelated_visited'])),
+    ('  slots of the tables examined (median / max)', lambda r: fmt_probes(r['unrelated_probes'])),
     ("link event on one port's SecY", lambda r: fmt_ns(r['secy_event'])),
     ('  of which the state locked', lambda r: fmt_ns(r['secy_event_state'])),
     ('  of which effects applied', lambda r: fmt_ns(r['secy_event_apply'])),
     ('  ports recomputed per such event (max)', lambda r: str(r['secy_event_visited'])),
+    ('  slots of the tables examined (median / max)',
+     lambda r: fmt_probes(r['secy_event_probes'])),
     ('offload operation, before + after the driver', lambda r: fmt_ns(r['op'])),
     ('  of which the state locked', lambda r: fmt_ns(r['op_state'])),
     ('  of which effects applied', lambda r: fmt_ns(r['op_apply'])),
     ('  ports recomputed per update (max)', lambda r: str(r['op_visited'])),
+    ('  slots of the tables examined (median / max)', lambda r: fmt_probes(r['op_probes'])),
     ('module load (netdevs and SecYs present)', lambda r: f"{r['load_us'] / 1000:.1f} ms"),
     ('binding all ports (sum over requests)', lambda r: f"{r['bind_us'] / 1000:.1f} ms"),
     ('full dev-get dump (median)', lambda r: f"{r['dump']['median'] / 1000:.1f} us"),
+    ('  slots of the tables examined (median / max)',
+     lambda r: fmt_probes(r.get('dump_probes'))),
     ('op to dev-change-ntf, user space (median)',
      lambda r: f"{r['delivery_ms']['median']:.2f} ms"),
     ('memory, loaded (Slab + VmallocUsed)',
@@ -448,13 +488,17 @@ def median(s):
 RATIOS = [
     ('event on an untracked netdev', lambda r: r['unrelated']['median']),
     ('  of which the state locked', lambda r: median(r['unrelated_state'])),
+    ('  slots of the tables examined', lambda r: median(r['unrelated_probes'])),
     ("link event on one port's SecY", lambda r: r['secy_event']['median']),
     ('  of which the state locked', lambda r: median(r['secy_event_state'])),
+    ('  slots of the tables examined', lambda r: median(r['secy_event_probes'])),
     ('offload operation', lambda r: r['op']['median']),
     ('  of which the state locked', lambda r: median(r['op_state'])),
+    ('  slots of the tables examined', lambda r: median(r['op_probes'])),
     ('module load', lambda r: r['load_us']),
     ('binding all ports, per port', lambda r: r['bind_us'] / r['ports']),
     ('full dump', lambda r: r['dump']['median']),
+    ('  slots of the tables examined', lambda r: median(r.get('dump_probes'))),
     ('op to dev-change-ntf', lambda r: r['delivery_ms']['median']),
 ]
 
@@ -466,23 +510,36 @@ def tables(results, col, title, rows, ratios, sizes):
     print()
     print(title)
     print()
-    print('| | ' + ' | '.join(f"{r[col]}/{r['ports']}" for r in results) + ' |')
+    def head(r):
+        runs = [x for x in results if (x[col], x['ports']) == (r[col], r['ports'])]
+        again = ' again' if runs.index(r) else ''
+        return f"{r[col]}/{r['ports']}{again}"
+    print('| | ' + ' | '.join(head(r) for r in results) + ' |')
     print('|---|' + '---|' * len(results))
     for name, f in rows:
         print(f'| {name} | ' + ' | '.join(f(r) for r in results) + ' |')
     lo, hi = min(sizes), max(sizes)
     if lo == hi:
         return
-    by = {(r[col], r['ports']): r for r in results}
+    by = {}
+    for r in results:
+        by.setdefault((r[col], r['ports']), []).append(r)
     labels = list(dict.fromkeys(r[col] for r in results))
     print()
-    print(f'Ratio of each figure at {hi} ports to the figure at {lo} (median)')
+    print(f'Ratio of each figure at {hi} ports to the figure at {lo} (of medians; '
+          'where a size was measured more than once, of the means of its runs, and in '
+          'brackets the least and the greatest ratio of one run to another)')
     print()
     print('| | ' + ' | '.join(labels) + ' |')
     print('|---|' + '---|' * len(labels))
     def ratio(m, f):
-        a, b = f(by[(m, lo)]), f(by[(m, hi)])
-        return '-' if a is None or b is None else f'{b / max(a, 1e-9):.2f}'
+        a, b = [f(x) for x in by[(m, lo)]], [f(x) for x in by[(m, hi)]]
+        if None in a or None in b:
+            return '-'
+        out = f'{statistics.mean(b) / max(statistics.mean(a), 1e-9):.2f}'
+        if len(a) > 1 or len(b) > 1:
+            out += f' ({min(b) / max(max(a), 1e-9):.2f} to {max(b) / max(min(a), 1e-9):.2f})'
+        return out
     for name, f in ratios:
         print(f'| {name} | ' + ' | '.join(ratio(m, f) for m in labels) + ' |')
 
@@ -499,7 +556,7 @@ def main():
     import resource
     resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
     args = sys.argv[1:]
-    sizes = [16, 128, 1024]
+    sizes = [16, 128, 1024, 16]
     if '--sizes' in args:
         i = args.index('--sizes')
         sizes = [int(x) for x in args[i + 1].split(',')]
@@ -513,16 +570,16 @@ def main():
     reps = 100
     results, tools = [], []
     have = 0
-    for p in sorted(sizes):
+    for p in sizes:
         t0 = time.monotonic()
-        build(have, p)
+        resize(have, p)
         have = p
-        print(f'# {p} ports built in {time.monotonic() - t0:.0f} s', file=sys.stderr)
+        print(f'# {p} ports made in {time.monotonic() - t0:.0f} s', file=sys.stderr)
         for label, ko in mods:
             r = measure(label, ko, p, secy, reps)
             results.append(r)
             print('json:', r, flush=True)
-        if bins:
+        if bins and not any(t['ports'] == p for t in tools):
             tools += dranet(bins, mods[-1][1], p, 20)
     teardown(have)
     if tools:
@@ -534,7 +591,9 @@ def main():
            f'macsec_bridge_update\ntracepoint, {reps} repetitions each (`module/ports` per column)',
            ROWS, RATIOS, sizes)
     lo, hi = min(sizes), max(sizes)
-    by = {(r['module'], r['ports']): r for r in results}
+    by = {}
+    for r in results:
+        by.setdefault((r['module'], r['ports']), r)  # the first run of each size
     if lo == hi:
         return
     for m in [m[0] for m in mods]:

@@ -4,7 +4,8 @@
 # `make bench`: build the module and DRANet-Sec (release), boot the test
 # kernel and run scripts/bench-guest.sh; prints tables.
 #
-# SIZES (default 16,128,1024) are the port counts of the scale part;
+# SIZES (default 16,128,1024,16: 16 again last, see bench-scale.py) are
+# the port counts of the scale part, in the order measured;
 # BENCH_BASE (git commits, comma-separated; default f85ec94,9a4c078: the
 # last one before the state was indexed, and the last one whose indexes
 # were red-black trees; both have the tracepoint the scale part reads;
@@ -51,5 +52,5 @@ echo "booting $(make -s -C "$kdir" kernelrelease) under TCG ..."
 # device in about 1.4 s.
 "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 5400 --memory 6G \
 	"$top/scripts/bench-guest.sh" "$ko" \
-	"$top/target/release/dranet-sec" "${FLIPS:-100}" "${SIZES:-16,128,1024}" "$bases" \
+	"$top/target/release/dranet-sec" "${FLIPS:-100}" "${SIZES:-16,128,1024,16}" "$bases" \
 	"$dranet"

@@ -458,13 +458,37 @@ pub(crate) struct State {
     writes: KVec<(ARef<NetDevice>, bool)>,
     /// Port objects the current update recomputed (for the trace).
     visited: u32,
+    /// [`State::probes`] when the current update began.
+    probes_at_begin: u64,
 }
 
 impl State {
+    /// The slots every index has examined so far (wrapping).
+    fn probes(&self) -> u64 {
+        [
+            self.ports.all.probes(),
+            self.ports.live.probes(),
+            self.ports.bound.probes(),
+            self.secys.probes(),
+            self.uppers.probes(),
+            self.observed.probes(),
+            self.lowers.probes(),
+        ]
+        .into_iter()
+        .fold(0, u64::wrapping_add)
+    }
+
+    /// An update begins: what [`State::work`] reports counts from here.
+    pub(crate) fn begin(&mut self) {
+        self.visited = 0;
+        self.probes_at_begin = self.probes();
+    }
+
     /// What the current update did, for the trace.
-    fn work(&self) -> trace::Work {
+    pub(crate) fn work(&self) -> trace::Work {
         trace::Work {
             visited: self.visited,
+            probes: self.probes().wrapping_sub(self.probes_at_begin),
             ports: self.ports.all.len() as u32,
             secys: self.secys.len() as u32,
         }
@@ -1141,6 +1165,7 @@ impl Bridge {
                         lowers: Index::new(GROW),
                         writes: KVec::new(),
                         visited: 0,
+                        probes_at_begin: 0,
                     },
                     "macsec_bridge:state"
                 ),
@@ -1242,7 +1267,7 @@ impl Bridge {
         {
             let mut st = self.state.lock();
             span.locked();
-            st.visited = 0;
+            st.begin();
             if !st.closing {
                 reread(rtnl, &mut st);
             }
@@ -1268,7 +1293,7 @@ impl Bridge {
         {
             let mut st = self.state.lock();
             span.locked();
-            st.visited = 0;
+            st.begin();
             if !st.closing {
                 f(&mut st, &mut fx);
             }
@@ -1721,7 +1746,7 @@ impl Bridge {
         {
             let mut st = self.state.lock();
             span.locked();
-            st.visited = 0;
+            st.begin();
             st.closing = true;
             let mut serial = 0;
             while let Some(s) = st

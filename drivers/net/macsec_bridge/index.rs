@@ -19,7 +19,12 @@
 //! Growth is the only allocation: [`Index::reserve`] makes room before an
 //! update changes anything, so that what it then inserts cannot fail.
 //! The table shrinks again when it is an eighth full, if memory allows.
+//!
+//! Each table counts the slots its operations examine ([`Index::probes`]):
+//! its work in a unit that no machine's speed changes, which the
+//! `macsec_bridge_update` trace event reports per update.
 
+use core::cell::Cell;
 use kernel::alloc::{Flags, KVVec};
 
 /// What an [`Index`] is keyed by.
@@ -68,6 +73,8 @@ pub(crate) struct Index<K: Key, V> {
     len: usize,
     /// How the slots are allocated.
     flags: Flags,
+    /// Slots examined so far, by every operation (wrapping).
+    probes: Cell<u64>,
 }
 
 impl<K: Key, V> Index<K, V> {
@@ -77,7 +84,20 @@ impl<K: Key, V> Index<K, V> {
             slots: KVVec::new(),
             len: 0,
             flags,
+            probes: Cell::new(0),
         }
+    }
+
+    /// How many slots the table's operations have examined so far
+    /// (wrapping): lookups, insertions, removals with their back-shifts,
+    /// iterations and rehashes alike.
+    pub(crate) fn probes(&self) -> u64 {
+        self.probes.get()
+    }
+
+    /// `n` more slots were examined.
+    fn probed(&self, n: usize) {
+        self.probes.set(self.probes.get().wrapping_add(n as u64));
     }
 
     /// How many entries there are.
@@ -103,6 +123,7 @@ impl<K: Key, V> Index<K, V> {
         }
         let mut i = self.home(k.word());
         loop {
+            self.probed(1);
             match &self.slots[i] {
                 None => return None,
                 Some((kk, _)) if kk == k => return Some(i),
@@ -148,6 +169,7 @@ impl<K: Key, V> Index<K, V> {
             let _ = new.push_within_capacity(None);
         }
         let old = core::mem::replace(&mut self.slots, new);
+        self.probed(old.len());
         for (k, v) in old.into_iter().flatten() {
             self.place(k, v);
         }
@@ -158,8 +180,10 @@ impl<K: Key, V> Index<K, V> {
     /// the table, and there is a free slot.
     fn place(&mut self, k: K, v: V) {
         let mut i = self.home(k.word());
+        self.probed(1);
         while self.slots[i].is_some() {
             i = (i + 1) & self.mask();
+            self.probed(1);
         }
         self.slots[i] = Some((k, v));
     }
@@ -190,6 +214,7 @@ impl<K: Key, V> Index<K, V> {
         let mut j = hole;
         loop {
             j = (j + 1) & mask;
+            self.probed(1);
             let Some((kk, _)) = &self.slots[j] else {
                 break;
             };
@@ -211,13 +236,16 @@ impl<K: Key, V> Index<K, V> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
         self.slots
             .iter()
+            .inspect(|_| self.probed(1))
             .filter_map(|s| s.as_ref().map(|(k, v)| (k, v)))
     }
 
     /// Every entry, in no particular order, values to change.
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+        let probes = &self.probes;
         self.slots
             .iter_mut()
+            .inspect(move |_| probes.set(probes.get().wrapping_add(1)))
             .filter_map(|s| s.as_mut().map(|(k, v)| (&*k, v)))
     }
 
@@ -225,6 +253,7 @@ impl<K: Key, V> Index<K, V> {
     /// empty.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = (K, V)> {
         self.len = 0;
+        self.probed(self.slots.len());
         core::mem::replace(&mut self.slots, KVVec::new())
             .into_iter()
             .flatten()
@@ -238,6 +267,7 @@ impl<B: Copy + Eq, V> Index<(usize, B), V> {
         let mut i = (self.len != 0).then(|| self.home(a as u64));
         core::iter::from_fn(move || loop {
             let at = i?;
+            self.probed(1);
             let Some((k, _)) = &self.slots[at] else {
                 i = None;
                 return None;

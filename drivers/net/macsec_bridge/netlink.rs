@@ -257,13 +257,14 @@ impl DumpHandler for DevGet {
             b.revalidate(&mut rtnl, Cause::Request);
             let span = Span::start();
             let mut st = b.state.lock();
+            st.begin();
             let net: ARef<Net> = dump.info().net().into();
             // Zero would turn the check off.
             dump.set_generation((st.clock as u32).max(1));
             let [lo, hi, ..] = *dump.state();
             let after = (lo as u64 & 0xffff_ffff) | ((hi as u64 & 0xffff_ffff) << 32);
             let mut sent = 0;
-            let mut work = Work::default();
+            let mut visited = 0;
             let (order, ports, secys) = st.ports_and_secys();
             let ret = (|| -> Result {
                 // The first port after the last one sent: O(log N).
@@ -273,7 +274,7 @@ impl DumpHandler for DevGet {
                         cursor = c.move_next();
                         continue;
                     };
-                    work.visited += 1;
+                    visited += 1;
                     if *e.dev.net() == *net {
                         let msg = dump.message(CMD_DEV_GET)?;
                         fill(&msg, e, secys, &net)?;
@@ -287,7 +288,10 @@ impl DumpHandler for DevGet {
                 }
                 Ok(())
             })();
-            work.ports = st.counts().0 as u32;
+            let work = Work {
+                visited,
+                ..st.work()
+            };
             drop(st);
             span.end(Cause::Dump, sent, 0, work);
             ret

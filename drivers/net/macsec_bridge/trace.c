@@ -24,8 +24,8 @@ bool macsec_bridge_trace_update_enabled(void)
 }
 
 void macsec_bridge_trace_update(u32 cause, u32 code, int ifindex, u64 ns, u64 state_ns,
-				u64 apply_ns, u32 visited, u32 ports, u32 secys)
+				u64 apply_ns, u32 visited, u64 probes, u32 ports, u32 secys)
 {
-	trace_macsec_bridge_update(cause, code, ifindex, ns, state_ns, apply_ns, visited, ports,
-				   secys);
+	trace_macsec_bridge_update(cause, code, ifindex, ns, state_ns, apply_ns, visited, probes,
+				   ports, secys);
 }

@@ -18,7 +18,7 @@ void macsec_bridge_trace_announce(int ifindex, u64 generation, u32 protection, u
 void macsec_bridge_trace_feature(int ifindex, bool on, bool written);
 bool macsec_bridge_trace_update_enabled(void);
 void macsec_bridge_trace_update(u32 cause, u32 code, int ifindex, u64 ns, u64 state_ns,
-				u64 apply_ns, u32 visited, u32 ports, u32 secys);
+				u64 apply_ns, u32 visited, u64 probes, u32 ports, u32 secys);
 #endif
 
 #undef TRACE_SYSTEM
@@ -95,12 +95,13 @@ TRACE_EVENT(macsec_bridge_feature,
  * index in struct macsec_ops or the dump round's message count, the
  * device, the kernel time it took (ns, from entry to return, including
  * the feature writes and notifications it made), how many port objects
- * it recomputed, and how many ports and SecYs the bridge tracks.
+ * it recomputed, how many slots of its hash tables it examined, and how
+ * many ports and SecYs the bridge tracks.
  */
 TRACE_EVENT(macsec_bridge_update,
 	TP_PROTO(u32 cause, u32 code, int ifindex, u64 ns, u64 state_ns, u64 apply_ns,
-		 u32 visited, u32 ports, u32 secys),
-	TP_ARGS(cause, code, ifindex, ns, state_ns, apply_ns, visited, ports, secys),
+		 u32 visited, u64 probes, u32 ports, u32 secys),
+	TP_ARGS(cause, code, ifindex, ns, state_ns, apply_ns, visited, probes, ports, secys),
 	TP_STRUCT__entry(
 		__field(u32, cause)
 		__field(u32, code)
@@ -109,6 +110,7 @@ TRACE_EVENT(macsec_bridge_update,
 		__field(u64, state_ns)
 		__field(u64, apply_ns)
 		__field(u32, visited)
+		__field(u64, probes)
 		__field(u32, ports)
 		__field(u32, secys)
 	),
@@ -120,16 +122,17 @@ TRACE_EVENT(macsec_bridge_update,
 		__entry->state_ns = state_ns;
 		__entry->apply_ns = apply_ns;
 		__entry->visited = visited;
+		__entry->probes = probes;
 		__entry->ports = ports;
 		__entry->secys = secys;
 	),
-	TP_printk("cause=%s code=%u ifindex=%d ns=%llu state_ns=%llu apply_ns=%llu visited=%u ports=%u secys=%u",
+	TP_printk("cause=%s code=%u ifindex=%d ns=%llu state_ns=%llu apply_ns=%llu visited=%u probes=%llu ports=%u secys=%u",
 		  __print_symbolic(__entry->cause,
 				   { 0, "event" }, { 1, "op-before" }, { 2, "op-after" },
 				   { 3, "request" }, { 4, "rdma" }, { 5, "revalidate" },
 				   { 6, "deferred" }, { 7, "unload" }, { 8, "dump" }),
 		  __entry->code, __entry->ifindex, __entry->ns, __entry->state_ns,
-		  __entry->apply_ns, __entry->visited,
+		  __entry->apply_ns, __entry->visited, __entry->probes,
 		  __entry->ports, __entry->secys)
 );
 

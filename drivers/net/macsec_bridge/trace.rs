@@ -20,6 +20,7 @@ extern "C" {
         state_ns: u64,
         apply_ns: u64,
         visited: u32,
+        probes: u64,
         ports: u32,
         secys: u32,
     );
@@ -70,6 +71,8 @@ pub(crate) enum Cause {
 pub(crate) struct Work {
     /// Port objects recomputed.
     pub(crate) visited: u32,
+    /// Slots of the state's hash tables examined ([`crate::index::Index::probes`]).
+    pub(crate) probes: u64,
     /// Ports tracked.
     pub(crate) ports: u32,
     /// SecYs tracked.
@@ -132,6 +135,7 @@ impl Span {
                 state_ns,
                 apply_ns,
                 work.visited,
+                work.probes,
                 work.ports,
                 work.secys,
             )

@@ -11,10 +11,12 @@ runs three rows and prints one JSON object:
 
   "quiet":     events on netdevs the module does not track (a dummy made,
                flapped ten times and deleted in another namespace): the
-               notifications (none expected) and the most ports any of
-               those events recomputed (`visited`);
+               notifications (none expected), the most ports any of
+               those events recomputed (`visited`) and the most slots of
+               the module's hash tables one examined (`probes`);
   "down"/"up": mbs(N/2) taken down, then up: every notification, and the
-               most ports an event on it recomputed;
+               most ports and slots an event on it recomputed and
+               examined;
   "dumps":     the whole dump before, between and after (each port's
                protection, reason, relation, secy-ifindex, generation).
 
@@ -63,7 +65,7 @@ def ifindex(name):
 def trace():
     """The macsec_bridge_update entries since the last call, oldest
     first: each a dict of its fields (cause, code, ifindex, ns, visited,
-    ports, secys), numbers as ints."""
+    probes, ports, secys, ...), numbers as ints."""
     with open(TRACING + '/trace') as f:
         text = f.read()
     with open(TRACING + '/trace', 'w') as f:
@@ -127,6 +129,7 @@ def main():
     events = [t for t in trace() if t['cause'] == 'event']
     out['quiet'] = {'events': len(events),
                     'visited': max((t['visited'] for t in events), default=-1),
+                    'probes': max((t['probes'] for t in events), default=-1),
                     'notes': notes(mon)}
 
     for row, up in (('down', False), ('up', True)):
@@ -134,6 +137,7 @@ def main():
         events = [t for t in trace() if t['cause'] == 'event' and t['ifindex'] == ifindex(mid)]
         out[row] = {'events': len(events),
                     'visited': max((t['visited'] for t in events), default=-1),
+                    'probes': max((t['probes'] for t in events), default=-1),
                     'notes': notes(mon)}
         out['dumps'].append(dump())
     with open(EVENT, 'w') as f:

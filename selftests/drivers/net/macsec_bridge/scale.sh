@@ -6,7 +6,9 @@
 # MACsec netdev and is bound to it: 1,024 ports, 1,024 SecYs, 3,072
 # netdevs. The macsec_bridge_update tracepoint says how many port objects
 # each event made the module recompute: none for events on netdevs it does
-# not track, one for a link event on one port's SecY, whatever the size.
+# not track, one for a link event on one port's SecY, whatever the size;
+# and how many slots of its hash tables it examined: a few per lookup,
+# where one walk of a table would be thousands.
 # And the rows: taking one SecY down and up announces that one port, once
 # each way, with the right reason, and changes no other port.
 set -u
@@ -20,6 +22,11 @@ T=/sys/kernel/tracing
 [ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
 N=${MB_SCALE_PORTS:-1024}
 MID=$((N / 2))
+# Slots of the module's hash tables one event may examine: a lookup
+# examines one or two on average at any size (tests/bridge.rs), an event
+# makes a dozen; one walk of a table of 1,024 entries examines at least
+# 2,048.
+PROBES=64
 
 cleanup() {
 	local i
@@ -64,7 +71,7 @@ PY
 }
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 14
 
 # `ip -batch` opens the namespace file for every `netns` it reads and
 # keeps it open: one per line.
@@ -118,9 +125,12 @@ verdicts \
 		for x in [d['dumps'][0]])" \
 	"events on untracked netdevs in another namespace: seen" "d['quiet']['events'] >= 20" \
 	"... and none recomputed a port" "d['quiet']['visited'] == 0" \
+	"... or examined more than $PROBES slots of the tables" \
+	"0 < d['quiet']['probes'] <= $PROBES" \
 	"... nor announced one" "d['quiet']['notes'] == []" \
-	"SecY of $MID down: each event recomputed at most its port" \
-	"d['down']['events'] >= 2 and d['down']['visited'] == 1" \
+	"SecY of $MID down: each event recomputed at most its port, within $PROBES slots" \
+	"d['down']['events'] >= 2 and d['down']['visited'] == 1 and
+		0 < d['down']['probes'] <= $PROBES" \
 	"... one notification: mbv$MID, none, secy-down" \
 	"[(x['ifname'], x['protection'], x['reason']) for x in d['down']['notes']] == [(mid, 0, 4)]" \
 	"... as the dump says, with that generation, every other port unchanged" \
@@ -128,8 +138,9 @@ verdicts \
 		d['dumps'][1][mid]['generation'] == d['down']['notes'][0]['generation'] >
 		d['dumps'][0][mid]['generation'] and
 		all(d['dumps'][1][k] == p for k, p in d['dumps'][0].items() if k != mid)" \
-	"SecY of $MID up: each event recomputed at most its port" \
-	"d['up']['events'] >= 1 and d['up']['visited'] == 1" \
+	"SecY of $MID up: each event recomputed at most its port, within $PROBES slots" \
+	"d['up']['events'] >= 1 and d['up']['visited'] == 1 and
+		0 < d['up']['probes'] <= $PROBES" \
 	"... one notification: mbv$MID, none, offload-off" \
 	"[(x['ifname'], x['protection'], x['reason']) for x in d['up']['notes']] == [(mid, 0, 9)]" \
 	"... as the dump says, every other port unchanged" \

@@ -332,6 +332,7 @@ mod trace_c {
         _state_ns: u64,
         _apply_ns: u64,
         _visited: u32,
+        _probes: u64,
         _ports: u32,
         _secys: u32,
     ) {
