@@ -147,7 +147,7 @@ fn predict_follows_macsec_c() {
     );
     // mdo_del_txsa runs before it is unpublished.
     assert_eq!(predict(s, Op::DelTxsa { an: 0 }), none);
-    assert_eq!(predict(s, Op::DevStop).secy_up, false);
+    assert!(!predict(s, Op::DevStop).secy_up);
     assert_eq!(predict(s, Op::DelSecy).offload, Offload::Off);
     // Upd ops see the SecY already changed.
     assert_eq!(predict(s, Op::UpdSecy), s);
