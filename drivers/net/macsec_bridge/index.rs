@@ -97,7 +97,7 @@ impl<K: Key, V> Index<K, V> {
 
     /// `n` more slots were examined.
     fn probed(&self, n: usize) {
-        self.probes.set(self.probes.get().wrapping_add(n as u64));
+        add_probes(&self.probes, n);
     }
 
     /// How many entries there are.
@@ -242,10 +242,11 @@ impl<K: Key, V> Index<K, V> {
 
     /// Every entry, in no particular order, values to change.
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+        // The slots are borrowed for changing: count through the field.
         let probes = &self.probes;
         self.slots
             .iter_mut()
-            .inspect(move |_| probes.set(probes.get().wrapping_add(1)))
+            .inspect(move |_| add_probes(probes, 1))
             .filter_map(|s| s.as_mut().map(|(k, v)| (&*k, v)))
     }
 
@@ -258,6 +259,11 @@ impl<K: Key, V> Index<K, V> {
             .into_iter()
             .flatten()
     }
+}
+
+/// Adds `n` to a table's count of slots examined (wrapping).
+fn add_probes(probes: &Cell<u64>, n: usize) {
+    probes.set(probes.get().wrapping_add(n as u64));
 }
 
 impl<B: Copy + Eq, V> Index<(usize, B), V> {

@@ -468,28 +468,18 @@ proptest! {
 /// Slots examined per operation (`Index::probes`) for `n` keys from
 /// `key`: (hit, miss, insertion, removal), each the mean over `n`.
 fn probes_per_op(n: usize, key: impl Fn(usize) -> usize) -> [f64; 4] {
-    let mut t = index::Index::<usize, ()>::new(kernel::alloc::flags::GFP_KERNEL);
-    let cost = |t: &index::Index<usize, ()>, f: &mut dyn FnMut()| {
+    type Table = index::Index<usize, ()>;
+    let mut t = Table::new(kernel::alloc::flags::GFP_KERNEL);
+    // The mean slots examined by `op` on each of keys `from..from + n`.
+    let mut cost = |from: usize, op: &dyn Fn(&mut Table, usize)| {
         let before = t.probes();
-        f();
+        (from..from + n).for_each(|k| op(&mut t, key(k)));
         (t.probes() - before) as f64 / n as f64
     };
-    let before = t.probes();
-    for i in 0..n {
-        assert_eq!(t.insert(key(i), ()), Ok(None));
-    }
-    let insert = (t.probes() - before) as f64 / n as f64;
-    let hit = cost(&t, &mut || {
-        (0..n).for_each(|i| assert!(t.get(&key(i)).is_some()))
-    });
-    let miss = cost(&t, &mut || {
-        (n..2 * n).for_each(|i| assert!(t.get(&key(i)).is_none()))
-    });
-    let before = t.probes();
-    for i in 0..n {
-        assert_eq!(t.remove(&key(i)), Some(()));
-    }
-    let remove = (t.probes() - before) as f64 / n as f64;
+    let insert = cost(0, &|t, k| assert_eq!(t.insert(k, ()), Ok(None)));
+    let hit = cost(0, &|t, k| assert!(t.get(&k).is_some()));
+    let miss = cost(n, &|t, k| assert!(t.get(&k).is_none()));
+    let remove = cost(0, &|t, k| assert_eq!(t.remove(&k), Some(())));
     [hit, miss, insert, remove]
 }
 

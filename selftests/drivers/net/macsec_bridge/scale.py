@@ -100,6 +100,15 @@ def notes(mon):
                 if kind == mon.family]
 
 
+def row(events, mon):
+    """A row's figures: how many events, the most ports one recomputed
+    and slots one examined (-1 for none), and the notifications queued."""
+    return {'events': len(events),
+            'visited': max((t['visited'] for t in events), default=-1),
+            'probes': max((t['probes'] for t in events), default=-1),
+            'notes': notes(mon)}
+
+
 def dump():
     g = mb_genl.Genl()
     try:
@@ -126,19 +135,12 @@ def main():
     subprocess.run(['ip', '-n', 'mbpod', '-batch', '-'], check=True, text=True,
                    input='\n'.join(steps + ['link del mbd0']) + '\n')
     subprocess.run(['ip', 'netns', 'del', 'mbpod'], check=True)
-    events = [t for t in trace() if t['cause'] == 'event']
-    out['quiet'] = {'events': len(events),
-                    'visited': max((t['visited'] for t in events), default=-1),
-                    'probes': max((t['probes'] for t in events), default=-1),
-                    'notes': notes(mon)}
+    out['quiet'] = row([t for t in trace() if t['cause'] == 'event'], mon)
 
-    for row, up in (('down', False), ('up', True)):
+    for name, up in (('down', False), ('up', True)):
         link_set(rt, ifindex(mid), up)
-        events = [t for t in trace() if t['cause'] == 'event' and t['ifindex'] == ifindex(mid)]
-        out[row] = {'events': len(events),
-                    'visited': max((t['visited'] for t in events), default=-1),
-                    'probes': max((t['probes'] for t in events), default=-1),
-                    'notes': notes(mon)}
+        out[name] = row([t for t in trace()
+                         if t['cause'] == 'event' and t['ifindex'] == ifindex(mid)], mon)
         out['dumps'].append(dump())
     with open(EVENT, 'w') as f:
         f.write('0')
