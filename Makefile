@@ -14,7 +14,6 @@
 #   make torture    10,000 random operations against the module, in a VM
 #                   (SEED=N replays a run, OPS=N sets its length)
 #   make kernel     build (or find) the cached test kernel
-#   KERNEL=6.12     any of the above against Linux 6.12 only
 #   make CLIPPY=1   build the module with clippy
 
 SHELL := /bin/bash
@@ -23,11 +22,7 @@ include scripts/toolchain.env
 export MODULE_SERIES CACHE_DIR TOOLS_PREFIX RUSTC RUSTDOC RUSTFMT CLIPPY_DRIVER BINDGEN VNG LIBCLANG_PATH
 
 VARIANT ?= debug
-# The kernel to build and test against: 7.3 (the module's target; the
-# default) or 6.12 (the kernel-only tests and the abstractions' overlay,
-# tested only when asked for: `make check KERNEL=6.12`).
-KERNEL ?=
-export KERNEL_SERIES := $(or $(KERNEL),$(MODULE_SERIES))
+export KERNEL_SERIES := $(MODULE_SERIES)
 KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \
 	BINDGEN=$(BINDGEN) RUSTFMT=$(RUSTFMT) CLIPPY_DRIVER=$(CLIPPY_DRIVER)
 
@@ -47,8 +42,7 @@ module: kernel
 		$(if $(filter kasan,$(VARIANT)),LLVM=-19) modules
 
 check: setup
-	@scripts/check.sh --variant $(VARIANT) $(if $(KERNEL),--kernel $(KERNEL)) \
-		$(if $(SHARD),--shard $(SHARD))
+	@scripts/check.sh --variant $(VARIANT) $(if $(SHARD),--shard $(SHARD))
 
 check-debug:
 	@$(MAKE) --no-print-directory check VARIANT=kasan

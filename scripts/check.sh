@@ -5,18 +5,15 @@
 #   N passed, N failed, N skipped
 #
 #  1. host:  scripts/tests/*.sh and `cargo test` of every crate in the repo
-#  then for each kernel series (--kernel S, repeatable; default the
-#  module's, 7.3; `--kernel 6.12` tests the 6.12 overlay instead):
+#  then, on the module's series ($MODULE_SERIES, with its patch series):
 #  2. build: the test kernel (cached), vm-run's own boot tests
-#            (scripts/tests/boot); on the module's series ($MODULE_SERIES)
-#            the module (no warnings), clippy, rustfmt, and the real
-#            `dkms add/build/install`
+#            (scripts/tests/boot), the module (no warnings), clippy,
+#            rustfmt, and the real `dkms add/build/install`
 #  3. VM:    one boot of the test kernel running the kselftests under
 #            selftests/drivers/net/macsec_bridge through the kernel's
-#            kselftest runner (KTAP; exit 4 = skip): every one on the
-#            module's series, the kernel-only ones on 6.12; the last one
-#            scans dmesg and kmemleak.
-#  4. stock: on the module's series (debug variant), a pristine kernel,
+#            kselftest runner (KTAP; exit 4 = skip); the last one scans
+#            dmesg and kmemleak.
+#  4. stock: (debug variant) a pristine kernel,
 #            `dkms build` against its headers as a distribution installs
 #            them, and the lockstep tables in a VM of that kernel with the
 #            DKMS-built module (test_stock).
@@ -26,13 +23,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/toolchain.env"
 
 variant=debug
-series_list=()
 shard=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--shard) shard=$2; shift 2 ;;
-	--kernel) series_list+=("$2"); shift 2 ;;
 	*) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -42,11 +37,6 @@ if [ -n "$shard" ] && { ! [[ $shard =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] ||
 	echo "check.sh: --shard takes I/N with 1 <= I <= N, not '$shard'" >&2
 	exit 2
 fi
-
-# The module's series, 7.3 with its patch series, unless told. 6.12 (its
-# overlay and the kernel-side tests) is asked for by name: a third kernel
-# and a third VM do not fit the time CI gives `make check`.
-[ ${#series_list[@]} -gt 0 ] || series_list=("$MODULE_SERIES")
 
 passed=0 failed=0 skipped=0
 failures=()
@@ -194,11 +184,11 @@ summary() {
 }
 
 echo "== host tests"
-# They test the kernel tooling (the 6.12 overlay and the 7.3 series, their
-# cache keys, the YNL generator), whichever series are tested below.
+# They test the kernel tooling (the patch series, its cache keys, the YNL
+# generator).
 for t in "$top"/scripts/tests/*.sh; do
 	[ -e "$t" ] || continue
-	run "host: $(basename "$t" .sh)" env KERNEL_SERIES=6.12 "$t"
+	run "host: $(basename "$t" .sh)" "$t"
 done
 
 # Every crate in the repo; each #[test] counts.
@@ -222,12 +212,12 @@ while IFS= read -r manifest; do
 	fi
 done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
 
-# test_kernel SERIES: build the test kernel of SERIES and test on it; its
-# logs go to a directory of its own, its results are named after it.
+# test_kernel: build the test kernel and test on it; its logs go to a
+# directory of its own, its results are named after its series.
 test_kernel() {
-	export KERNEL_SERIES=$1
-	local log=$log/$1
-	local prefix="$1: "
+	export KERNEL_SERIES=$MODULE_SERIES
+	local log=$log/$MODULE_SERIES
+	local prefix="$MODULE_SERIES: "
 	local MODULE_KO= DKMS_KO= INTERPOSER_TEST_KO= TEST_NIC_KO= DRANET_SEC=
 	mkdir -p "$log"
 	echo "== $KERNEL_SERIES: build"
@@ -243,8 +233,8 @@ test_kernel() {
 		run "boot: $(basename "$t" .sh)" "$t" "$kdir"
 	done
 
-	# The repo's changes to the tree's rust/ (the 6.12 overlay or the 7.3
-	# patch series), as kernel.sh recorded them. The kernel build ran rustc,
+	# The repo's changes to the tree's rust/ (the patch series), as
+	# kernel.sh recorded them. The kernel build ran rustc,
 	# clippy and rustdoc over them: none may warn about one of them. rustfmt
 	# checks them where they live, in the tree: they declare modules that
 	# only exist there.
@@ -265,10 +255,9 @@ test_kernel() {
 	run "rust/ changes: rustfmt clean (kernel .rustfmt.toml)" rustfmt_rust
 
 	# Test modules the kselftests load (abstraction tests driven from user
-	# space), written against the series' own kernel crate when it has them.
+	# space, the model NIC).
 	build_test_modules() {
 		local d=$log/test_modules src=$top/selftests/drivers/net/macsec_bridge/test_modules
-		[ ! -d "$src/$KERNEL_SERIES" ] || src=$src/$KERNEL_SERIES
 		rm -rf "$d"
 		mkdir -p "$d"
 		cp "$src"/Kbuild "$src"/*.rs "$d/"
@@ -278,72 +267,61 @@ test_kernel() {
 	INTERPOSER_TEST_KO=$log/test_modules/macsec_interposer_test.ko
 	TEST_NIC_KO=$log/test_modules/macsec_test_nic.ko
 
-	# The module and DKMS are written against the kernel crate of one
-	# series, $MODULE_SERIES. On the others only the kernel's own features
-	# and the abstractions (KUnit, the interposer test module) are tested.
 	vm_tests=()
-	if [ "$KERNEL_SERIES" = "$MODULE_SERIES" ]; then
-		# The kernel build prints warnings for missing docs, unsafe
-		# without SAFETY, ...
-		build_module() {
-			local d=$log/module out=$log/module.log
-			modsrc "$d"
-			kmake -C "$kdir" M="$d" W=1 modules >"$out" 2>&1 || return 1
-			! grep -E '(warning|error)(\[|:)' "$out"
-		}
-		run "module builds with no warnings" build_module
-		MODULE_KO=$log/module/drivers/net/macsec_bridge/macsec_bridge.ko
+	# The kernel build prints warnings for missing docs, unsafe
+	# without SAFETY, ...
+	build_module() {
+		local d=$log/module out=$log/module.log
+		modsrc "$d"
+		kmake -C "$kdir" M="$d" W=1 modules >"$out" 2>&1 || return 1
+		! grep -E '(warning|error)(\[|:)' "$out"
+	}
+	run "module builds with no warnings" build_module
+	MODULE_KO=$log/module/drivers/net/macsec_bridge/macsec_bridge.ko
 
-		clippy_module() {
-			local d=$log/clippy out=$log/clippy-build.log
-			modsrc "$d"
-			kmake -C "$kdir" M="$d" CLIPPY=1 modules >"$out" 2>&1 || { cat "$out"; return 1; }
-			cat "$out"
-			! grep -E '(warning|error)(\[|:)' "$out"
-		}
-		run "clippy (CLIPPY=1) clean" clippy_module
+	clippy_module() {
+		local d=$log/clippy out=$log/clippy-build.log
+		modsrc "$d"
+		kmake -C "$kdir" M="$d" CLIPPY=1 modules >"$out" 2>&1 || { cat "$out"; return 1; }
+		cat "$out"
+		! grep -E '(warning|error)(\[|:)' "$out"
+	}
+	run "clippy (CLIPPY=1) clean" clippy_module
 
-		rustfmt_check() {
-			local files rc=0
-			mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
-			"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
-		}
-		run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
+	rustfmt_check() {
+		local files
+		mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
+		"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
+	}
+	run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
 
-		DKMS_KO=
-		dkms_build() {
-			dkms_tree "$log/dkms" "$kdir" && dkms_install || return 1
-			DKMS_KO=$(find "$log/dkms/install" -name 'macsec_bridge.ko*' | head -1)
-			[ -n "$DKMS_KO" ]
-		}
-		if command -v dkms >/dev/null; then
-			out=$log/dkms.log
-			dkms_build >"$out" 2>&1
-			result "dkms add/build/install" $? "$out"
-			DKMS_KO=$(find "$log/dkms/install" -name 'macsec_bridge.ko*' 2>/dev/null | head -1)
-		else
-			result "dkms add/build/install (dkms not installed)" 4 -
-		fi
-
-		# DRANet-Sec, for its kselftest against the real module.
-		build_dranet_sec() {
-			env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
-				cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml"
-		}
-		run "dranet-sec builds" build_dranet_sec
-		DRANET_SEC=$top/target/debug/dranet-sec
+	DKMS_KO=
+	dkms_build() {
+		dkms_tree "$log/dkms" "$kdir" && dkms_install || return 1
+		DKMS_KO=$(find "$log/dkms/install" -name 'macsec_bridge.ko*' | head -1)
+		[ -n "$DKMS_KO" ]
+	}
+	if command -v dkms >/dev/null; then
+		out=$log/dkms.log
+		dkms_build >"$out" 2>&1
+		result "dkms add/build/install" $? "$out"
+		DKMS_KO=$(find "$log/dkms/install" -name 'macsec_bridge.ko*' 2>/dev/null | head -1)
 	else
-		echo "== $KERNEL_SERIES: the module is built and tested on $MODULE_SERIES only;"
-		echo "   this tests the kernel's MACsec offload, RXE and RXE in pods, and the"
-		echo "   overlay's macsec_ops interposer"
-		vm_tests=(netdevsim_macsec_offload.sh rxe_on_macsec.sh macsec_interposer.sh
-			  pod_rping.sh dmesg_clean.sh)
+		result "dkms add/build/install (dkms not installed: scripts/setup.sh installs it)" 1 -
 	fi
+
+	# DRANet-Sec, for its kselftest against the real module.
+	build_dranet_sec() {
+		env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
+			cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml"
+	}
+	run "dranet-sec builds" build_dranet_sec
+	DRANET_SEC=$top/target/debug/dranet-sec
 
 	# --shard I/N: the I-th of N parts of the module's kselftests (every
 	# N-th, from the I-th), each with the final dmesg scan; the host tests
 	# and builds run in every part.
-	if [ -n "$shard" ] && [ ${#vm_tests[@]} -eq 0 ]; then
+	if [ -n "$shard" ]; then
 		local i=${shard%/*} n=${shard#*/} p=0 t all
 		read -ra all < <(sed -n 's/^TEST_PROGS := //p' \
 			"$top/selftests/drivers/net/macsec_bridge/Makefile")
@@ -387,7 +365,7 @@ test_kernel() {
 	vm_results "$out"
 	vm_times
 
-	# KUnit doctests of the abstractions (overlay or series) ran at boot;
+	# KUnit doctests of the abstractions (the series) ran at boot;
 	# each counts.
 	grep -E '^ *(not )?ok [0-9]+ rust_doctest_kernel_(net|rdma)' "$log/ksft-results.kunit" 2>/dev/null |
 	while IFS= read -r line; do
@@ -527,11 +505,9 @@ test_stock() {
 # kernel log.
 stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh dkms_deb.sh dmesg_clean.sh)
 
-for series in "${series_list[@]}"; do
-	test_kernel "$series"
-	# The stock kernel is built for the debug variant only: a KASAN build
-	# of it would double `make check-debug`'s kernel time.
-	[ "$series" != "$MODULE_SERIES" ] || [ "$variant" != debug ] || test_stock
-done
+test_kernel
+# The stock kernel is built for the debug variant only: a KASAN build of it
+# would double `make check-debug`'s kernel time.
+[ "$variant" != debug ] || test_stock
 
 summary

@@ -5,19 +5,17 @@
 #
 #   scripts/kernel.sh [--variant debug|kasan] [--stock] [--key] [--print]
 #
-# --stock builds the pristine tree instead: no overlay, no patch series, as
+# --stock builds the pristine tree instead: no patch series, as
 # a distribution builds it. The self-contained module (DKMS) is tested on it.
 #
-# The tree is Debian's linux-source-$KERNEL_SERIES (6.12 by default, or
-# 7.3) with the repo's changes to its rust/: for 6.12 the rust/ overlay
-# copied over it (scripts/overlay.sh), for 7.3 the patch series
-# patches/7.3/ applied with `git am` (scripts/series.sh). It is configured
-# from tinyconfig plus the committed fragments and built with the pinned
-# toolchain.  It lives in $CACHE_DIR/kernel/<series>-<variant>-<base>-<rust>:
-# <base> hashes the kernel source version, the config fragments, the
-# toolchain versions and $RECIPE; <rust> hashes the overlay's or the
-# series' files ("none" without any).
-# A second run with the same inputs does not rebuild.  When only the overlay
+# The tree is Debian's linux-source-$KERNEL_SERIES (7.3) with the patch
+# series patches/$KERNEL_SERIES/ applied with `git am` (scripts/series.sh).
+# It is configured from tinyconfig plus the committed fragments and built
+# with the pinned toolchain.  It lives in
+# $CACHE_DIR/kernel/<series>-<variant>-<base>-<rust>: <base> hashes the
+# kernel source version, the config fragments, the toolchain versions and
+# $RECIPE; <rust> hashes the series' files ("none" without any).
+# A second run with the same inputs does not rebuild.  When only the series
 # changed, the newest tree with the same <base> is copied and rebuilt
 # incrementally (only what the changed rust/ files touch).
 set -euo pipefail
@@ -39,23 +37,16 @@ while [ $# -gt 0 ]; do
 done
 
 # Inputs that can be overridden, so tests can prove the cache key moves.
-# OVERLAY_DIR is what the <rust> part of the key hashes. A stock tree's
+# SERIES_DIR is what the <rust> part of the key hashes. A stock tree's
 # series is a directory that cannot exist: <rust> is "none".
-[ -z "$stock" ] || { SERIES_DIR=/dev/null/stock; OVERLAY_DIR=$SERIES_DIR; }
-case "$KERNEL_SERIES" in
-6.12)
-	: "${OVERLAY_DIR:=$top/rust}"
-	rust_tool=$top/scripts/overlay.sh ;;
-*)
-	: "${SERIES_DIR:=$top/patches/$KERNEL_SERIES}"
-	OVERLAY_DIR=$SERIES_DIR
-	rust_tool=$top/scripts/series.sh ;;
-esac
-export OVERLAY_DIR SERIES_DIR
+[ -z "$stock" ] || SERIES_DIR=/dev/null/stock
+: "${SERIES_DIR:=$top/patches/$KERNEL_SERIES}"
+export SERIES_DIR
+rust_tool=$top/scripts/series.sh
 : "${KERNEL_TARBALL:=/usr/src/linux-source-$KERNEL_SERIES.tar.xz}"
 
 # How the tree is built.  Part of the cache key: bump it whenever a change
-# to this script or overlay.sh changes what a build produces.
+# to this script or series.sh changes what a build produces.
 RECIPE="2: tinyconfig+fragments, CLIPPY=1 bzImage modules"
 
 fragments=("$top/scripts/kconfig/vm.config"
@@ -65,8 +56,8 @@ fragments=("$top/scripts/kconfig/vm.config"
 # as distributions build them).
 [ ! -f "$top/scripts/kconfig/$KERNEL_SERIES.config" ] ||
 	fragments+=("$top/scripts/kconfig/$KERNEL_SERIES.config")
-# In 6.12, RUST with KASAN needs a clang-built kernel (init/Kconfig: RUST
-# depends on !KASAN || CC_IS_CLANG): the KASAN variant is built with LLVM.
+# RUST with KASAN needs a clang-built kernel (init/Kconfig: RUST depends
+# on !KASAN || CC_IS_CLANG): the KASAN variant is built with LLVM.
 llvm=()
 case "$variant" in
 debug) ;;
@@ -81,9 +72,9 @@ src_version() {
 		stat -c '%s %Y' "$KERNEL_TARBALL"
 }
 
-overlay_hash() {
-	[ -d "$OVERLAY_DIR" ] || { echo none; return; }
-	(cd "$OVERLAY_DIR" && find . -type f ! -name '*~' ! -name README.md -print0 | LC_ALL=C sort -z |
+series_hash() {
+	[ -d "$SERIES_DIR" ] || { echo none; return; }
+	(cd "$SERIES_DIR" && find . -type f ! -name '*~' ! -name README.md -print0 | LC_ALL=C sort -z |
 		xargs -0 -r sha256sum) | sha256sum | cut -c1-64
 }
 
@@ -100,7 +91,7 @@ base_key() {
 }
 
 base=$KERNEL_SERIES-$variant-$(base_key)
-key=$base-$(overlay_hash | cut -c1-12)
+key=$base-$(series_hash | cut -c1-12)
 tree=$CACHE_DIR/kernel/$key
 
 case "$mode" in
@@ -130,7 +121,7 @@ prev=${prev%/.macsec_bridge_built}
 if [ -n "$prev" ]; then
 	echo "kernel: incremental rebuild from $prev" >&2
 	cp -a "$prev" "$work"
-	# The wanted rust/: pristine plus overlay.  Copy over only the files
+	# The wanted rust/: pristine plus series.  Copy over only the files
 	# whose content differs, so make sees new mtimes exactly there.
 	want=$work.want
 	mkdir -p "$want"
@@ -199,8 +190,8 @@ if [ $fail -ne 0 ]; then
 fi
 
 echo "kernel: building in $work ($(nproc) jobs)" >&2
-# Clippy runs over the kernel crate, overlay included; the log stays in the
-# tree so `make check` can hold the overlay to zero warnings.
+# Clippy runs over the kernel crate, series included; the log stays in the
+# tree so `make check` can hold the series to zero warnings.
 kmake "$work" -s -j"$(nproc)" CLIPPY=1 bzImage modules 2>&1 |
 	tee "$work/.macsec_bridge_build.log" >&2
 mkdir -p "$CACHE_DIR/kernel"

@@ -5,7 +5,7 @@
 # only what is missing is installed.  Safe to run on every `make`.
 #
 # Pins (see README "Toolchain"):
-#   rustc-web 1.85.0+dfsg3-1~deb12u3  bookworm main; builds 6.12.117.  If the
+#   rustc-web 1.85.0+dfsg3-1~deb12u3  bookworm main; builds 7.3.4.  If the
 #                                     pin vanishes, the candidate is taken and
 #                                     `make rustavailable` decides.
 #   bindgen-cli 0.71.1                crates.io, --locked.
@@ -87,7 +87,7 @@ Pin: release n=trixie-backports
 Pin-Priority: 1"
 
 apt_install linux-source-7.3/trixie-backports
-apt_install linux-source-6.12 libclang-19-dev clang-19 lld-19 llvm-19 \
+apt_install libclang-19-dev clang-19 lld-19 llvm-19 \
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils \
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils \
 	ibverbs-providers rdmacm-utils perftest ethtool iproute2 dkms \

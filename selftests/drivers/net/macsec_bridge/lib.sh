@@ -698,7 +698,7 @@ lockstep_cleanup() {
 	rm -rf "$ROW_DIR"
 }
 
-# The model NIC, mtn0 (test_modules/7.3/macsec_test_nic.rs): its MACsec
+# The model NIC, mtn0 (test_modules/macsec_test_nic.rs): its MACsec
 # operations succeed unless its alias names one (`fail:mdo_dev_stop`).
 NIC_KO=${MACSEC_TEST_NIC_KO:-}
 

@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Test module for `kernel::net::macsec`: interposes every device that has
-//! `macsec_ops` and logs each `mdo_*` call around the original.
+//! Test module for `kernel::net::macsec` (Linux 7.3 series): interposes every
+//! device that has `macsec_ops` and logs each `mdo_*` call around the
+//! original, and every device it is refused on.
 //!
-//! Driven by `macsec_interposer.sh`, which reads the log.
+//! A VLAN over netdevsim cannot offload MACsec: netdevsim's operations take
+//! `netdev_priv(ctx->netdev)`, which for a VLAN is the VLAN's, so it keeps
+//! `NETIF_F_HW_MACSEC` out of its `vlan_features`. mlx5 reads its private
+//! data through `macsec_netdev_priv()` and offloads SecYs on VLANs. To reach
+//! that path (`vlan_dev.c` forwarding to the real device's `macsec_ops`), the
+//! module registers `mit_nic0`, a model NIC (`nic_model.rs`) whose
+//! operations only log. It is never brought up.
+//!
+//! Driven by `macsec_interposer.sh` and `macsec_interposer_vlan.sh`, which
+//! read the log.
 
 use kernel::net::{
     device::NetDevice,
@@ -11,12 +21,15 @@ use kernel::net::{
     notifier::{NetdevEvent, NetdevNotifier, Registration},
     rtnl::Rtnl,
 };
-use kernel::{new_mutex, prelude::*, sync::Arc, sync::Mutex};
+use kernel::{bindings, new_mutex, prelude::*, sync::Arc, sync::Mutex};
+
+#[path = "nic_model.rs"]
+mod nic_model;
 
 module! {
     type: InterposerTest,
     name: "macsec_interposer_test",
-    author: "macsec_bridge developers",
+    authors: ["macsec_bridge developers"],
     description: "Test module for the macsec_ops interposer abstraction",
     license: "GPL",
 }
@@ -64,8 +77,12 @@ impl Watcher {
         if dev.is_macsec() {
             return;
         }
-        let Ok(ins) = Interposer::install(rtnl, dev, self.log.clone()) else {
-            return;
+        let ins = match Interposer::install(rtnl, dev, self.log.clone()) {
+            Ok(ins) => ins,
+            Err(e) => {
+                pr_info!("not installed on {}: {}\n", dev.name(), e.to_errno());
+                return;
+            }
         };
         pr_info!("installed on {} orig={:p}\n", dev.name(), ins.original());
         // A device carries one interposer at most.
@@ -90,7 +107,9 @@ impl Watcher {
             return;
         };
         let orig = ins.original();
-        ins.restore(rtnl);
+        // SAFETY: RTNL is held, and this is the device's own
+        // `NETDEV_UNREGISTER`, which no MACsec operation is in the middle of.
+        unsafe { ins.restore_unlocked(rtnl) };
         // SAFETY: `dev` is valid for the event and RTNL is held.
         let now = unsafe { (*dev.as_raw()).macsec_ops };
         pr_info!(
@@ -107,8 +126,26 @@ impl Watcher {
     }
 }
 
+/// Logs one operation of the NIC model and succeeds.
+///
+/// # Safety
+///
+/// `ctx` is a valid context passed by the MACsec core (or a VLAN forwarding
+/// for it) for MAC offload.
+unsafe fn fake_mdo(name: &str, ctx: *mut bindings::macsec_context) -> c_int {
+    // SAFETY: for MAC offload the context holds the SecY's lower device,
+    // valid for the call.
+    let lower = unsafe { NetDevice::from_raw((*ctx).__bindgen_anon_1.netdev) };
+    pr_info!("nic {} lower={}\n", name, lower.name());
+    0
+}
+
+nic_model::macsec_ops_table!(FAKE_MACSEC_OPS, fake_mdo);
+
 struct InterposerTest {
+    // Dropped first: every interposer is restored before the NIC goes.
     _watch: Pin<KBox<Registration<Watcher>>>,
+    _nic: nic_model::Nic,
 }
 
 impl kernel::Module for InterposerTest {
@@ -118,6 +155,10 @@ impl kernel::Module for InterposerTest {
             installed: Arc::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?,
         };
         let watch = KBox::pin_init(Registration::new(watcher), GFP_KERNEL)?;
-        Ok(InterposerTest { _watch: watch })
+        let nic = nic_model::Nic::new(c"mit_nic%d", 1, &nic_model::NETDEV_OPS, &FAKE_MACSEC_OPS)?;
+        Ok(InterposerTest {
+            _watch: watch,
+            _nic: nic,
+        })
     }
 }
