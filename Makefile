@@ -4,7 +4,10 @@
 # `make -C $KDIR M=$PWD` and DKMS read; this Makefile drives everything else.
 #
 #   make            build the module against the cached test kernel
-#   make check      every test: host unit tests, lint, DKMS, kselftests in a VM
+#   make check      every test: host unit tests, lint, DKMS, kselftests in a
+#                   VM, at the sizes that fit CI (TIER=check)
+#   make check-full the same at the tests' full sizes (TIER=full): the bar
+#                   for a change to drivers/, patches/ or selftests/
 #   make check-debug  the same on a KASAN kernel (longer than 3 hours here:
 #                   SHARD=1/2 and SHARD=2/2 run half the kselftests each)
 #   make check-series the kernel-crate patch series builds at every patch
@@ -26,7 +29,8 @@ export KERNEL_SERIES := $(MODULE_SERIES)
 KMAKE = $(MAKE) ARCH=x86_64 RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) RUSTDOC=$(RUSTDOC) \
 	BINDGEN=$(BINDGEN) RUSTFMT=$(RUSTFMT) CLIPPY_DRIVER=$(CLIPPY_DRIVER)
 
-.PHONY: all setup kernel module check check-debug check-series demo bench eval torture clean
+.PHONY: all setup kernel module check check-full check-debug check-series demo bench eval \
+	torture clean
 
 all: module
 
@@ -41,8 +45,12 @@ module: kernel
 	$(KMAKE) -C $$kdir M=$(TOP) $(if $(CLIPPY),CLIPPY=1) \
 		$(if $(filter kasan,$(VARIANT)),LLVM=-19) modules
 
+TIER ?= check
 check: setup
-	@scripts/check.sh --variant $(VARIANT) $(if $(SHARD),--shard $(SHARD))
+	@scripts/check.sh --variant $(VARIANT) --tier $(TIER) $(if $(SHARD),--shard $(SHARD))
+
+check-full:
+	@$(MAKE) --no-print-directory check TIER=full
 
 check-debug:
 	@$(MAKE) --no-print-directory check VARIANT=kasan

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: every test the project has, then one line
+# `make check` (and `make check-full`): every test the project has, then
+# one line
 #   N passed, N failed, N skipped
 #
 #  1. host:  scripts/tests/*.sh and `cargo test` of every crate in the repo
@@ -17,6 +18,9 @@
 #            `dkms build` against its headers as a distribution installs
 #            them, and the lockstep tables in a VM of that kernel with the
 #            DKMS-built module (test_stock).
+#
+# The tier (--tier check|full, MB_TIER in the guest) sets the sizes of the
+# kselftests that have one (selftests/.../sizes); nothing else differs.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,10 +28,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 variant=debug
 shard=
+tier=check
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--shard) shard=$2; shift 2 ;;
+	--tier) tier=$2; shift 2 ;;
 	*) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -37,10 +43,15 @@ if [ -n "$shard" ] && { ! [[ $shard =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] ||
 	echo "check.sh: --shard takes I/N with 1 <= I <= N, not '$shard'" >&2
 	exit 2
 fi
+case "$tier" in
+check | full) ;;
+*) echo "check.sh: --tier takes check or full, not '$tier'" >&2; exit 2 ;;
+esac
 
 passed=0 failed=0 skipped=0
 failures=()
 log=$(mktemp -d /tmp/macsec_bridge-check.XXXXXX)
+echo "== tier $tier; logs in $log"
 # The KASAN kernel is built with LLVM (scripts/kernel.sh): so must be every
 # module built against it, DKMS included (make reads LLVM from the
 # environment).
@@ -341,7 +352,7 @@ test_kernel() {
 	# run_kselftest.sh -o sets) raises the per-test limit for that variant only.
 	# (Two guests side by side, each on half the tests, were slower: each
 	# test took twice as long, and a lockstep table hit its limit.)
-	# The torture run: a shorter one here, the full 10,000 operations
+	# The torture run: the tier's length here, the full 10,000 operations
 	# under KASAN, where 2,000 took 483 s (2026-11-25): its limit, and the
 	# VM's, make room for about 2,500 s of it. The 7.3 run took 41 min
 	# on 2026-11-26 (45 min the day before with a release build beside
@@ -358,7 +369,7 @@ test_kernel() {
 		--rwdir "$log" \
 		env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
 		MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" MACSEC_TEST_NIC_KO="$TEST_NIC_KO" \
-		DRANET_SEC="$DRANET_SEC" MB_TORTURE_OPS="$torture_ops" \
+		DRANET_SEC="$DRANET_SEC" MB_TORTURE_OPS="$torture_ops" MB_TIER="$tier" \
 		KSFT_RESULTS="$log/ksft-results" kselftest_override_timeout="$ksft_override" \
 		"$top/scripts/vm-selftests.sh" "$kdir" "${vm_tests[@]}" >"$out" 2>&1
 	vmrc=$?
@@ -491,7 +502,7 @@ test_stock() {
 	out=$log/vm.log
 	"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 2400 --rwdir "$log" \
 		env MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
-		MACSEC_BRIDGE_DEB_MODULES="$debmods" \
+		MACSEC_BRIDGE_DEB_MODULES="$debmods" MB_TIER="$tier" \
 		KSFT_RESULTS="$log/ksft-results" \
 		"$top/scripts/vm-selftests.sh" "$kdir" "${stock_tests[@]}" >"$out" 2>&1
 	vmrc=$?

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The lockstep at 1,024 ports, and that an event costs what it touches.
-# Each of 1,024 veths (peers in another namespace) carries a software
-# MACsec netdev and is bound to it: 1,024 ports, 1,024 SecYs, 3,072
-# netdevs. The macsec_bridge_update tracepoint says how many port objects
+# The lockstep at scale, and that an event costs what it touches. Each of
+# N veths (MB_SCALE_PORTS, from `sizes`: 1,024 in the full tier, 128 in
+# `make check`; peers in another namespace) carries a software MACsec
+# netdev and is bound to it: N ports, N SecYs, 3N netdevs. The macsec_bridge_update tracepoint says how many port objects
 # each event made the module recompute: none for events on netdevs it does
 # not track, one for a link event on one port's SecY, whatever the size;
 # and how many slots of its hash tables it examined: a few per lookup,
@@ -20,13 +20,16 @@ require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
 T=/sys/kernel/tracing
 [ -e "$T/trace" ] || mount -t tracefs nodev "$T" 2>/dev/null
 [ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
-N=${MB_SCALE_PORTS:-1024}
+N=$MB_SCALE_PORTS
 MID=$((N / 2))
 # Slots of the module's hash tables one event may examine: a lookup
 # examines one or two on average at any size (tests/bridge.rs), an event
-# makes a dozen; one walk of a table of 1,024 entries examines at least
-# 2,048.
+# makes a dozen; one walk of a table of N entries examines at least 2N.
+# The size must keep a walk at twice the bound or more, or the bound would
+# tell nothing: a smaller size is refused.
 PROBES=64
+[ "$N" -ge "$PROBES" ] ||
+	bed_broken "MB_SCALE_PORTS=$N is below $PROBES: a walk would fit the slot bound"
 
 cleanup() {
 	local i

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The torture run: torture.py draws random operations from a seed
-# (MB_TORTURE_SEED, default 1; MB_TORTURE_OPS of them, default 1,000 here
-# and 10,000 in `make torture` and `make check-debug`) against everything
+# (MB_TORTURE_SEED, default 1; MB_TORTURE_OPS of them, from `sizes`, and
+# 10,000 in `make torture` and `make check-debug`) against everything
 # the module follows, and checks the contract after each. The bed: in this
 # namespace a netdevsim pair (offloaded SecYs, an RXE device on the lower:
 # an `upper` port), a
@@ -14,7 +14,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 SEED=${MB_TORTURE_SEED:-1}
-OPS=${MB_TORTURE_OPS:-1000}
+OPS=$MB_TORTURE_OPS
 
 bed_require
 nsim_require
