@@ -4,10 +4,12 @@
 # `make -C $KDIR M=$PWD` and DKMS read; this Makefile drives everything else.
 #
 #   make            build the module against the cached test kernel
-#   make check      every test: host unit tests, lint, DKMS, kselftests in a
-#                   VM, at the sizes that fit CI (TIER=check)
+#   make check      every test: host unit tests, lint, DKMS, kselftests in
+#                   VMs, at the sizes that fit CI (TIER=check)
 #   make check-full the same at the tests' full sizes (TIER=full): the bar
 #                   for a change to drivers/, patches/ or selftests/
+#   VMS=1           with check or check-full: one guest of two vCPUs at a
+#                   time instead of two guests of one vCPU side by side
 #   make check-debug  the same on a KASAN kernel (longer than 3 hours here:
 #                   SHARD=1/2 and SHARD=2/2 run half the kselftests each)
 #   make check-series the kernel-crate patch series builds at every patch
@@ -47,7 +49,8 @@ module: kernel
 
 TIER ?= check
 check: setup
-	@scripts/check.sh --variant $(VARIANT) --tier $(TIER) $(if $(SHARD),--shard $(SHARD))
+	@scripts/check.sh --variant $(VARIANT) --tier $(TIER) $(if $(SHARD),--shard $(SHARD)) \
+		$(if $(VMS),--vms $(VMS))
 
 check-full:
 	@$(MAKE) --no-print-directory check TIER=full

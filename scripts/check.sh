@@ -2,25 +2,32 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check` (and `make check-full`): every test the project has, then
-# one line
+# the wall time of each stage and one line
 #   N passed, N failed, N skipped
 #
-#  1. host:  scripts/tests/*.sh and `cargo test` of every crate in the repo
-#  then, on the module's series ($MODULE_SERIES, with its patch series):
-#  2. build: the test kernel (cached), vm-run's own boot tests
-#            (scripts/tests/boot), the module (no warnings), clippy,
-#            rustfmt, and the real `dkms add/build/install`
-#  3. VM:    one boot of the test kernel running the kselftests under
-#            selftests/drivers/net/macsec_bridge through the kernel's
-#            kselftest runner (KTAP; exit 4 = skip); the last one scans
-#            dmesg and kmemleak.
-#  4. stock: (debug variant) a pristine kernel,
-#            `dkms build` against its headers as a distribution installs
-#            them, and the lockstep tables in a VM of that kernel with the
-#            DKMS-built module (test_stock).
+#  1. host:   scripts/tests/*.sh and `cargo test` of every crate in the repo
+#  2. builds: the test kernel of the module's series ($MODULE_SERIES,
+#             with the patch series; cached), vm-run's own boot tests
+#             (scripts/tests/boot), the module (no warnings), clippy,
+#             rustfmt and the real `dkms add/build/install`; then (debug
+#             variant) the stock stage's host half: a
+#             pristine kernel, `dkms build` against its headers as a
+#             distribution installs them, the Debian package built and
+#             installed (test_stock)
+#  3. VMs:    the kselftests under selftests/drivers/net/macsec_bridge
+#             through the kernel's kselftest runner (KTAP; exit 4 = skip):
+#             every one on the test kernel, and the DKMS module's on the
+#             stock kernel. Each guest ends with the dmesg and kmemleak
+#             scan.
 #
 # The tier (--tier check|full, MB_TIER in the guest) sets the sizes of the
-# kselftests that have one (selftests/.../sizes); nothing else differs.
+# tests that have one (selftests/.../sizes); nothing else differs.
+#
+# The guests run two at a time (--vms 2, the default), one vCPU each: the
+# module's kselftests in two shards, the first starting beside the stock
+# stage's host half, the second followed by the stock guest, balanced by
+# the per-test times in scripts/ksft-times. --vms 1 runs one guest of two
+# vCPUs at a time, after every build.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,11 +36,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 variant=debug
 shard=
 tier=check
+vms=2
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--shard) shard=$2; shift 2 ;;
 	--tier) tier=$2; shift 2 ;;
+	--vms) vms=$2; shift 2 ;;
 	*) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -47,11 +56,20 @@ case "$tier" in
 check | full) ;;
 *) echo "check.sh: --tier takes check or full, not '$tier'" >&2; exit 2 ;;
 esac
+case "$vms" in
+1 | 2) ;;
+*) echo "check.sh: --vms takes 1 or 2, not '$vms'" >&2; exit 2 ;;
+esac
+# A --shard run (the KASAN halves) is one guest already.
+[ -z "$shard" ] || vms=1
+
 
 passed=0 failed=0 skipped=0
 failures=()
 log=$(mktemp -d /tmp/macsec_bridge-check.XXXXXX)
-echo "== tier $tier; logs in $log"
+# The run's log directory, whatever a stage names $log locally.
+vmdir=$log/vm
+echo "== tier $tier, $vms guest(s) at a time; logs in $log"
 # The KASAN kernel is built with LLVM (scripts/kernel.sh): so must be every
 # module built against it, DKMS included (make reads LLVM from the
 # environment).
@@ -60,6 +78,16 @@ echo "== tier $tier; logs in $log"
 if [ "$variant" = kasan ]; then
 	export LLVM=-19 PATH=/usr/lib/llvm-19/bin:$PATH
 fi
+
+# Each stage's wall time, printed before the summary.
+stage_names=() stage_at=() stage_secs=()
+stage_t0=
+stage_begin() { stage_t0=$SECONDS; }
+stage_end() {
+	stage_names+=("$1")
+	stage_at+=("$stage_t0")
+	stage_secs+=($((SECONDS - stage_t0)))
+}
 
 # test_output NAME: what the kselftest NAME printed, as the runner's
 # output holds it (between its "# selftests:" line and its result).
@@ -139,18 +167,67 @@ dkms_install() {
 	return $rc
 }
 
-# vm_results LOG: one result per kselftest the VM ran, from the KTAP in
-# $log/ksft-results (LOG is the VM's console log, named on failure).
+# --- Guests ---------------------------------------------------------------
+#
+# A guest is a job directory under $vmdir: `cmd` (the vm-run command line,
+# NUL-separated), `prefix` (its results' prefix), `kunit` (count: its boot's
+# KUnit doctests are counted; check: only a failure among them counts;
+# none), `tests`, and after the run `rc`, `secs` and its logs. A slot runs
+# its guests one after the other (start_slot); the results are read when
+# every slot is done, in the order the jobs were made.
+jobs=()
+
+# vm_job NAME PREFIX KUNIT TIMEOUT KDIR ENV... -- TESTS...: a guest that
+# runs TESTS (through vm-selftests.sh) with ENV (NAME=VALUE words), its
+# logs in $vmdir/NAME.
+vm_job() {
+	local name=$1 jprefix=$2 kunit=$3 timeout=$4 kdir=$5 d=$vmdir/$1 envs=()
+	shift 5
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	mkdir -p "$d"
+	echo "$jprefix" >"$d/prefix"
+	echo "$kunit" >"$d/kunit"
+	printf '%s\0' "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" \
+		--timeout "$timeout" --cpus "$((3 - vms))" --rwdir "$d" \
+		env "${envs[@]}" MB_TIER="$tier" KSFT_RESULTS="$d/ksft-results" \
+		"$top/scripts/vm-selftests.sh" "$kdir" "$@" >"$d/cmd"
+	printf '%s\n' "$@" >"$d/tests"
+	jobs+=("$name")
+}
+
+# start_slot JOB...: run the guests JOB... one after the other, in the
+# background (`wait` collects them). Each records its exit status, when it
+# started (seconds into the run) and how long it took.
+start_slot() {
+	[ $# -gt 0 ] || return 0
+	echo "== guests, one after the other: $*"
+	(
+		local j d t0 cmd
+		for j in "$@"; do
+			d=$vmdir/$j
+			t0=$SECONDS
+			mapfile -d '' -t cmd <"$d/cmd"
+			"${cmd[@]}" >"$d/vm.log" 2>&1 </dev/null
+			echo $? >"$d/rc"
+			echo "$t0 $((SECONDS - t0))" >"$d/secs"
+		done
+	) &
+}
+
+# vm_results: one result per kselftest the guest ran, from the KTAP in
+# $log/ksft-results ($log the job's directory).
 vm_results() {
+	local line name
 	grep -E '^(not )?ok [0-9]+ selftests:' "$log/ksft-results" > "$log/vm-results" 2>/dev/null || true
 	while IFS= read -r line; do
 		name=${line#*selftests: }
 		name=${name%% #*}
 		case "$line" in
-		"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$1"
-			failed_output "$name" >>"$log/failed-output" ;;
-		*"# SKIP"*) result "kselftest $name (skipped: $(skip_reason "$name"))" 4 "$1" ;;
-		*) result "kselftest $name" 0 "$1" ;;
+		"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$log/vm.log"
+			failed_output "$name" >>"$top_log/failed-output" ;;
+		*"# SKIP"*) result "kselftest $name (skipped: $(skip_reason "$name"))" 4 "$log/vm.log" ;;
+		*) result "kselftest $name" 0 "$log/vm.log" ;;
 		esac
 	done < "$log/vm-results"
 }
@@ -162,28 +239,75 @@ failed_output() {
 	test_output "$1" | tail -40
 }
 
-# vm_times: each kselftest's seconds and name, slowest first, in
+# vm_times JOB: each kselftest's seconds and name, slowest first, in
 # $log/ksft-times, from the guest's stamps of its start and end
-# (vm-selftests.sh); the five slowest are printed.
+# (vm-selftests.sh), and as "GUEST SECONDS TEST" in $top_log/ksft-times
+# (the format of scripts/ksft-times); the five slowest are printed.
 vm_times() {
 	awk '$2 == "#" && $3 == "selftests:" { start = $1; name = $NF; next }
 	     start && / selftests: / { print $1 - start, name; start = 0 }' \
 		"$log/ksft-results.times" 2>/dev/null | sort -rn >"$log/ksft-times"
+	awk -v g="${1%%-[0-9]*}" '{ print g, $1, $2 }' "$log/ksft-times" >>"$top_log/ksft-times"
 	[ ! -s "$log/ksft-times" ] ||
 		echo "      slowest: $(head -5 "$log/ksft-times" |
 			awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 }
 
-# vm_ran LOG RC: a VM that reported no test, or that failed, is a failure.
-vm_ran() {
-	if [ ! -s "$log/vm-results" ] || [ "$2" -ne 0 ]; then
-		result "VM run (vm-run exit $2)" 1 "$1"
-		tail -30 "$1"
+# kunit_results MODE: the KUnit doctests of the abstractions (the patch
+# series) that ran at the guest's boot. MODE count: each is a result;
+# check: only a failure is (the same doctests, counted in another guest).
+kunit_results() {
+	local line name rc
+	grep -E '^ *(not )?ok [0-9]+ rust_doctest_kernel_(net|rdma)' "$log/ksft-results.kunit" 2>/dev/null |
+	while IFS= read -r line; do
+		name=${line##* rust_doctest_kernel_}
+		case "$line" in
+		*"not ok"*) echo "1 kunit $name" ;;
+		*"# SKIP"*) echo "4 kunit $name" ;;
+		*) echo "0 kunit $name" ;;
+		esac
+	done > "$log/kunit-results"
+	while read -r rc name; do
+		[ "$1" = count ] || [ "$rc" -eq 1 ] || continue
+		result "$name" "$rc" "$log/ksft-results.kunit"
+	done < "$log/kunit-results"
+	[ -s "$log/kunit-results" ] || result "kunit doctests of the rust/ changes (none found)" 1 "$log/vm.log"
+}
+
+# collect JOB: the results of the guest JOB.
+collect() {
+	local top_log=$log
+	local log=$vmdir/$1
+	local prefix rc tests
+	prefix=$(cat "$log/prefix")
+	rc=$(cat "$log/rc" 2>/dev/null || echo 125)
+	tests=$(wc -l <"$log/tests")
+	echo "== ${prefix}guest $1: $tests kselftests"
+	vm_results
+	vm_times "$1"
+	case "$(cat "$log/kunit")" in
+	count | check) kunit_results "$(cat "$log/kunit")" ;;
+	esac
+	# A guest that reported fewer results than it had tests, or failed,
+	# is a failure.
+	if [ "$(wc -l <"$log/vm-results")" -ne "$tests" ] || [ "$rc" -ne 0 ]; then
+		result "VM run (vm-run exit $rc)" 1 "$log/vm.log"
+		tail -30 "$log/vm.log"
 	fi
 }
 
 summary() {
+	local i j at secs
 	echo
+	echo "wall times (seconds from the start: at, and for how long):"
+	for i in "${!stage_names[@]}"; do
+		printf '  %-48s at %5d for %5d s\n' "${stage_names[$i]}" "${stage_at[$i]}" "${stage_secs[$i]}"
+	done
+	for j in "${jobs[@]}"; do
+		read -r at secs 2>/dev/null <"$vmdir/$j/secs" || { at='?' secs='?'; }
+		printf '  %-48s at %5s for %5s s\n' "guest $j" "$at" "$secs"
+	done
+	printf '  %-48s          %5d s\n' "whole run" "$SECONDS"
 	if [ ${#failures[@]} -gt 0 ]; then
 		[ ! -s "$log/failed-output" ] || cat "$log/failed-output"
 		printf 'failed: %s\n' "${failures[@]}"
@@ -194,9 +318,10 @@ summary() {
 	exit
 }
 
+stage_begin
 echo "== host tests"
 # They test the kernel tooling (the patch series, its cache keys, the YNL
-# generator).
+# generator, the shards and the sizes).
 for t in "$top"/scripts/tests/*.sh; do
 	[ -e "$t" ] || continue
 	run "host: $(basename "$t" .sh)" "$t"
@@ -222,10 +347,12 @@ while IFS= read -r manifest; do
 		[ "$f" -eq 0 ] || failures+=("cargo test $crate (log: $out)")
 	fi
 done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
+stage_end "host tests and cargo test"
 
-# test_kernel: build the test kernel and test on it; its logs go to a
-# directory of its own, its results are named after its series.
-test_kernel() {
+# build_kernel: build the test kernel and everything the host checks on
+# it, and make its guests; its logs go to a directory of its own, its
+# results are named after its series.
+build_kernel() {
 	export KERNEL_SERIES=$MODULE_SERIES
 	local log=$log/$MODULE_SERIES
 	local prefix="$MODULE_SERIES: "
@@ -278,7 +405,6 @@ test_kernel() {
 	INTERPOSER_TEST_KO=$log/test_modules/macsec_interposer_test.ko
 	TEST_NIC_KO=$log/test_modules/macsec_test_nic.ko
 
-	vm_tests=()
 	# The kernel build prints warnings for missing docs, unsafe
 	# without SAFETY, ...
 	build_module() {
@@ -328,14 +454,16 @@ test_kernel() {
 	}
 	run "dranet-sec builds" build_dranet_sec
 	DRANET_SEC=$top/target/debug/dranet-sec
+	local vm_tests
+	read -ra vm_tests < <(sed -n 's/^TEST_PROGS := //p' \
+		"$top/selftests/drivers/net/macsec_bridge/Makefile")
 
 	# --shard I/N: the I-th of N parts of the module's kselftests (every
 	# N-th, from the I-th), each with the final dmesg scan; the host tests
 	# and builds run in every part.
 	if [ -n "$shard" ]; then
-		local i=${shard%/*} n=${shard#*/} p=0 t all
-		read -ra all < <(sed -n 's/^TEST_PROGS := //p' \
-			"$top/selftests/drivers/net/macsec_bridge/Makefile")
+		local i=${shard%/*} n=${shard#*/} p=0 t all=("${vm_tests[@]}")
+		vm_tests=()
 		for t in "${all[@]}"; do
 			[ "$t" = dmesg_clean.sh ] && continue
 			[ $((p % n)) -eq $((i - 1)) ] && vm_tests+=("$t")
@@ -344,63 +472,62 @@ test_kernel() {
 		vm_tests+=(dmesg_clean.sh)
 		echo "== $KERNEL_SERIES: shard $shard: ${vm_tests[*]}"
 	fi
-	echo "== $KERNEL_SERIES: kselftests in the VM"
-	out=$log/vm.log
+
 	# TCG is slow, and KASAN slower still: a lockstep table of 27 rows, each
 	# running the YNL CLI and ethtool, takes longer than the tests' `settings`
 	# (900 s) on a KASAN kernel. The kselftest runner's override (what
 	# run_kselftest.sh -o sets) raises the per-test limit for that variant only.
-	# (Two guests side by side, each on half the tests, were slower: each
-	# test took twice as long, and a lockstep table hit its limit.)
 	# The torture run: the tier's length here, the full 10,000 operations
 	# under KASAN, where 2,000 took 483 s (2026-11-25): its limit, and the
-	# VM's, make room for about 2,500 s of it. The 7.3 run took 41 min
-	# on 2026-11-26 (45 min the day before with a release build beside
-	# it; over 70 min on a slower machine, before the root was cached).
-	vm_timeout=4200
-	ksft_override=
-	torture_ops=
+	# VM's, make room for about 2,500 s of it.
+	local vm_timeout=4200 ksft_override= torture_ops=
 	if [ "$variant" = kasan ]; then
 		vm_timeout=12000
 		ksft_override=3600
 		torture_ops=10000
 	fi
-	"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout "$vm_timeout" \
-		--rwdir "$log" \
-		env MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO" \
-		MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" MACSEC_TEST_NIC_KO="$TEST_NIC_KO" \
-		DRANET_SEC="$DRANET_SEC" MB_TORTURE_OPS="$torture_ops" MB_TIER="$tier" \
-		KSFT_RESULTS="$log/ksft-results" kselftest_override_timeout="$ksft_override" \
-		"$top/scripts/vm-selftests.sh" "$kdir" "${vm_tests[@]}" >"$out" 2>&1
-	vmrc=$?
-	vm_results "$out"
-	vm_times
-
-	# KUnit doctests of the abstractions (the series) ran at boot;
-	# each counts.
-	grep -E '^ *(not )?ok [0-9]+ rust_doctest_kernel_(net|rdma)' "$log/ksft-results.kunit" 2>/dev/null |
-	while IFS= read -r line; do
-		name=${line##* rust_doctest_kernel_}
-		case "$line" in
-		*"not ok"*) echo "1 kunit $name" ;;
-		*"# SKIP"*) echo "4 kunit $name" ;;
-		*) echo "0 kunit $name" ;;
-		esac
-	done > "$log/kunit-results"
-	while read -r rc name; do
-		result "$name" "$rc" "$log/ksft-results.kunit"
-	done < "$log/kunit-results"
-	[ -s "$log/kunit-results" ] || result "kunit doctests of the rust/ changes (none found)" 1 "$out"
-
-	vm_ran "$out" "$vmrc"
+	local envs=(MACSEC_BRIDGE_KO="$MODULE_KO" MACSEC_BRIDGE_DKMS_KO="$DKMS_KO"
+		MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" MACSEC_TEST_NIC_KO="$TEST_NIC_KO"
+		DRANET_SEC="$DRANET_SEC" MB_TORTURE_OPS="$torture_ops"
+		kselftest_override_timeout="$ksft_override")
+	# Two slots: the kselftests in two shards, the second starting as late
+	# as the stock stage (if any: its host half and its guest) lasts.
+	if [ "$vms" -eq 2 ]; then
+		local shards=() base=0,0 k
+		[ "$variant" != debug ] || base=0,$(stock_estimate)
+		mapfile -t shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
+			"$KERNEL_SERIES" 2 "$base" "${vm_tests[@]}")
+		for k in 1 2; do
+			# shellcheck disable=SC2086 # a shard is a list of words
+			vm_job "$KERNEL_SERIES-$k" "$prefix" "$([ "$k" = 1 ] && echo count || echo check)" \
+				"$vm_timeout" "$kdir" "${envs[@]}" -- ${shards[$((k - 1))]}
+		done
+	else
+		vm_job "$KERNEL_SERIES" "$prefix" count "$vm_timeout" "$kdir" "${envs[@]}" -- \
+			"${vm_tests[@]}"
+	fi
 }
 
-# test_stock: the module as a distribution ships it. A pristine kernel of
+# What runs on the stock kernel: the module loads, the lockstep tables of
+# both relations, the package's build loads through modprobe, a clean
+# kernel log.
+stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh dkms_deb.sh dmesg_clean.sh)
+
+# stock_estimate: the seconds of the stock stage's host half (its
+# "(build)" line in the times) and of its guest, a minute for its boot
+# included.
+stock_estimate() {
+	echo $((60 + $("$top/scripts/ksft-shards" --sum "$top/scripts/ksft-times" stock \
+		"(build)" "${stock_tests[@]}")))
+}
+
+# build_stock: the module as a distribution ships it. A pristine kernel of
 # the module's series (no patch series, the config of the test kernel), its
 # headers installed as an Arch-family headers package installs them, the
 # real `dkms build` against those alone (the abstractions compiled into the
-# module), and the lockstep tables on that kernel with that module.
-test_stock() {
+# module), the Debian package built and installed; then a guest of that
+# kernel runs the lockstep tables with that module.
+build_stock() {
 	export KERNEL_SERIES=$MODULE_SERIES
 	# The headers stay outside the directory the guest gets as --rwdir:
 	# there it would read them over an uncached mount, with them under
@@ -498,27 +625,38 @@ test_stock() {
 	}
 	run "the package installs for $kver: dpkg -i, dkms autoinstall, dpkg -r" deb_install
 
-	echo "== $KERNEL_SERIES stock: the DKMS module's kselftests in the VM"
-	out=$log/vm.log
-	"$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" --timeout 2400 --rwdir "$log" \
-		env MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
-		MACSEC_BRIDGE_DEB_MODULES="$debmods" MB_TIER="$tier" \
-		KSFT_RESULTS="$log/ksft-results" \
-		"$top/scripts/vm-selftests.sh" "$kdir" "${stock_tests[@]}" >"$out" 2>&1
-	vmrc=$?
-	vm_results "$out"
-	vm_times
-	vm_ran "$out" "$vmrc"
+	vm_job stock "$prefix" none 2400 "$kdir" \
+		MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
+		MACSEC_BRIDGE_DEB_MODULES="$debmods" -- "${stock_tests[@]}"
 }
 
-# What runs on the stock kernel: the module loads, the lockstep tables of
-# both relations, the package's build loads through modprobe, a clean
-# kernel log.
-stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh dkms_deb.sh dmesg_clean.sh)
-
-test_kernel
-# The stock kernel is built for the debug variant only: a KASAN build of it
-# would double `make check-debug`'s kernel time.
-[ "$variant" != debug ] || test_stock
+# The guests wait for the builds they need, no longer: with two slots the
+# first shard of the module's series starts as soon as its builds are
+# done, beside the stock stage's host half, and the rest follow it in the
+# second slot (the shards were balanced for that: build_kernel).
+queued=()
+stage_begin
+build_kernel
+stage_end "$MODULE_SERIES: kernel, module and host checks"
+if [ "$vms" -eq 2 ] && [ -e "$vmdir/$MODULE_SERIES-1" ]; then
+	start_slot "$MODULE_SERIES-1"
+	queued+=("$MODULE_SERIES-2")
+else
+	queued+=("${jobs[@]}")
+fi
+# The stock kernel is built for the debug variant only: a KASAN build of
+# it would double `make check-debug`'s kernel time.
+if [ "$variant" = debug ]; then
+	stage_begin
+	build_stock
+	stage_end "$MODULE_SERIES stock: kernel, DKMS, package"
+	echo "stock ${stage_secs[-1]} (build)" >>"$log/ksft-times"
+	[ ! -e "$vmdir/stock" ] || queued+=(stock)
+fi
+start_slot "${queued[@]}"
+wait
+for j in "${jobs[@]}"; do
+	collect "$j"
+done
 
 summary

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/ksft-shards, as `make check` uses it: the module's kselftests
+# in two shards (the second after the stock guest's estimate) hold every
+# test exactly once, in the Makefile's order, each shard ending with the
+# dmesg scan; the shards' estimated times differ by no more than the
+# longest test; --sum adds; a test missing from the times counts 60 s.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/scripts/toolchain.env"
+shards=$top/scripts/ksft-shards
+times=$top/scripts/ksft-times
+fail() { echo "FAIL: $*"; exit 1; }
+
+read -ra all < <(sed -n 's/^TEST_PROGS := //p' "$top/selftests/drivers/net/macsec_bridge/Makefile")
+[ ${#all[@]} -gt 10 ] || fail "no TEST_PROGS read from the Makefile"
+stock=$("$shards" --sum "$times" stock dkms_load.sh lockstep_self.sh dpu_lockstep.sh \
+	dkms_deb.sh dmesg_clean.sh) || fail "--sum failed"
+[ "$stock" -gt 0 ] || fail "the stock guest's estimate is $stock"
+mapfile -t lines < <("$shards" "$times" "$MODULE_SERIES" 2 "0,$stock" "${all[@]}")
+[ ${#lines[@]} -eq 2 ] || fail "${#lines[@]} shards, not 2"
+
+# Every test once (the dmesg scan once per shard), in order.
+got=()
+for l in "${lines[@]}"; do
+	read -ra s <<<"$l"
+	[ "${s[-1]}" = dmesg_clean.sh ] || fail "a shard does not end with dmesg_clean.sh: $l"
+	unset 's[-1]'
+	got+=("${s[@]}")
+	prev=-1
+	for t in "${s[@]}"; do
+		for i in "${!all[@]}"; do [ "${all[$i]}" = "$t" ] && break; done
+		[ "${all[$i]}" = "$t" ] || fail "$t is not in TEST_PROGS"
+		[ "$i" -gt "$prev" ] || fail "$t out of the Makefile's order in: $l"
+		prev=$i
+	done
+done
+want=$(printf '%s\n' "${all[@]}" | grep -vx dmesg_clean.sh | sort)
+[ "$(printf '%s\n' "${got[@]}" | sort)" = "$want" ] ||
+	fail "the shards do not hold each test exactly once"
+
+# Balanced: the loads (the stock guest in the second) differ by no more
+# than the longest test.
+load() { "$shards" --sum "$times" "$MODULE_SERIES" $1; }
+# shellcheck disable=SC2046
+longest=$(for t in "${all[@]}"; do load "$t"; done | sort -n | tail -1)
+a=$(load "${lines[0]}")
+b=$(($(load "${lines[1]}") + stock))
+d=$((a > b ? a - b : b - a))
+[ "$d" -le "$longest" ] || fail "shards of $a s and $b s differ by more than $longest s"
+
+# A test the times do not list counts 60 s; --sum of nothing is 0.
+[ "$("$shards" --sum "$times" "$MODULE_SERIES" no_such_test.sh)" = 60 ] ||
+	fail "an unlisted test does not count 60 s"
+[ "$("$shards" --sum "$times" "$MODULE_SERIES" dmesg_clean.sh)" -ge 0 ] || fail "--sum"
+"$shards" "$times" x 0 0 a.sh 2>/dev/null && fail "N=0 accepted"
+echo "ok: shards of $a s and $b s (stock guest $stock s of it), longest test $longest s"
