@@ -8,8 +8,8 @@
 #                   VMs, at the sizes that fit CI (TIER=check)
 #   make check-full the same at the tests' full sizes (TIER=full): the bar
 #                   for a change to drivers/, patches/ or selftests/
-#   VMS=1           with check or check-full: one guest of two vCPUs at a
-#                   time instead of two guests of one vCPU side by side
+#   VMS=1           with check or check-full: one guest at a time instead
+#                   of two side by side (VM_CPUS=N: vCPUs per guest)
 #   make check-debug  the same on a KASAN kernel (longer than 3 hours here:
 #                   SHARD=1/2 and SHARD=2/2 run half the kselftests each)
 #   make check-series the kernel-crate patch series builds at every patch
@@ -50,7 +50,7 @@ module: kernel
 TIER ?= check
 check: setup
 	@scripts/check.sh --variant $(VARIANT) --tier $(TIER) $(if $(SHARD),--shard $(SHARD)) \
-		$(if $(VMS),--vms $(VMS))
+		$(if $(VMS),--vms $(VMS)) $(if $(VM_CPUS),--cpus $(VM_CPUS))
 
 check-full:
 	@$(MAKE) --no-print-directory check TIER=full

@@ -37,12 +37,14 @@ variant=debug
 shard=
 tier=check
 vms=2
+cpus=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--shard) shard=$2; shift 2 ;;
 	--tier) tier=$2; shift 2 ;;
 	--vms) vms=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
 	*) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -62,6 +64,9 @@ case "$vms" in
 esac
 # A --shard run (the KASAN halves) is one guest already.
 [ -z "$shard" ] || vms=1
+# vCPUs per guest: by default the two cores shared out.
+[ -n "$cpus" ] || cpus=$((3 - vms))
+[[ $cpus =~ ^[1-9]$ ]] || { echo "check.sh: --cpus takes 1 to 9, not '$cpus'" >&2; exit 2; }
 
 
 passed=0 failed=0 skipped=0
@@ -69,7 +74,7 @@ failures=()
 log=$(mktemp -d /tmp/macsec_bridge-check.XXXXXX)
 # The run's log directory, whatever a stage names $log locally.
 vmdir=$log/vm
-echo "== tier $tier, $vms guest(s) at a time; logs in $log"
+echo "== tier $tier, $vms guest(s) at a time of $cpus vCPU(s) each; logs in $log"
 # The KASAN kernel is built with LLVM (scripts/kernel.sh): so must be every
 # module built against it, DKMS included (make reads LLVM from the
 # environment).
@@ -189,7 +194,7 @@ vm_job() {
 	echo "$jprefix" >"$d/prefix"
 	echo "$kunit" >"$d/kunit"
 	printf '%s\0' "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" \
-		--timeout "$timeout" --cpus "$((3 - vms))" --rwdir "$d" \
+		--timeout "$timeout" --cpus "$cpus" --rwdir "$d" \
 		env "${envs[@]}" MB_TIER="$tier" KSFT_RESULTS="$d/ksft-results" \
 		"$top/scripts/vm-selftests.sh" "$kdir" "$@" >"$d/cmd"
 	printf '%s\n' "$@" >"$d/tests"
@@ -318,36 +323,39 @@ summary() {
 	exit
 }
 
-stage_begin
-echo "== host tests"
-# They test the kernel tooling (the patch series, its cache keys, the YNL
-# generator, the shards and the sizes).
-for t in "$top"/scripts/tests/*.sh; do
-	[ -e "$t" ] || continue
-	run "host: $(basename "$t" .sh)" "$t"
-done
 
-# Every crate in the repo; each #[test] counts.
-while IFS= read -r manifest; do
-	crate=$(dirname "${manifest#"$top"/}")
-	out=$log/cargo-$(echo "$crate" | tr / _).log
-	# Host crates use the host toolchain, not the kernel's pinned rustc.
-	if env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
-		cargo test --locked --manifest-path "$manifest" --color never >"$out" 2>&1
-	then rc=0; else rc=1; fi
-	p=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^passed/) s += $i} END {print s + 0}' "$out")
-	f=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^failed/) s += $i} END {print s + 0}' "$out")
-	i=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^ignored/) s += $i} END {print s + 0}' "$out")
-	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
-	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-		# It did not even build: one failure for the crate.
-		result "cargo test $crate (build)" 1 "$out"
-	else
-		echo "$( [ "$f" -eq 0 ] && echo PASS || echo FAIL)  cargo test $crate: $p passed, $f failed, $i ignored"
-		[ "$f" -eq 0 ] || failures+=("cargo test $crate (log: $out)")
-	fi
-done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
-stage_end "host tests and cargo test"
+# host_tests: scripts/tests/*.sh, which test the kernel tooling (the
+# patch series, its cache keys, the YNL generator, the shards and the
+# sizes), and `cargo test` of every crate in the repo (each #[test]
+# counts).
+host_tests() {
+	local t manifest crate out rc p f i
+	echo "== host tests"
+	for t in "$top"/scripts/tests/*.sh; do
+		[ -e "$t" ] || continue
+		run "host: $(basename "$t" .sh)" "$t"
+	done
+
+	while IFS= read -r manifest; do
+		crate=$(dirname "${manifest#"$top"/}")
+		out=$log/cargo-$(echo "$crate" | tr / _).log
+		# Host crates use the host toolchain, not the kernel's pinned rustc.
+		if env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
+			cargo test --locked --manifest-path "$manifest" --color never >"$out" 2>&1
+		then rc=0; else rc=1; fi
+		p=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^passed/) s += $i} END {print s + 0}' "$out")
+		f=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^failed/) s += $i} END {print s + 0}' "$out")
+		i=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^ignored/) s += $i} END {print s + 0}' "$out")
+		passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
+		if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+			# It did not even build: one failure for the crate.
+			result "cargo test $crate (build)" 1 "$out"
+		else
+			echo "$( [ "$f" -eq 0 ] && echo PASS || echo FAIL)  cargo test $crate: $p passed, $f failed, $i ignored"
+			[ "$f" -eq 0 ] || failures+=("cargo test $crate (log: $out)")
+		fi
+	done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
+}
 
 # build_kernel: build the test kernel and everything the host checks on
 # it, and make its guests; its logs go to a directory of its own, its
@@ -447,13 +455,15 @@ build_kernel() {
 		result "dkms add/build/install (dkms not installed: scripts/setup.sh installs it)" 1 -
 	fi
 
-	# DRANet-Sec, for its kselftest against the real module.
+	# DRANet-Sec, for its kselftest against the real module: a copy, which
+	# the `cargo test` running beside the guests cannot rewrite.
 	build_dranet_sec() {
 		env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
-			cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml"
+			cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml" &&
+		cp "$top/target/debug/dranet-sec" "$log/dranet-sec"
 	}
 	run "dranet-sec builds" build_dranet_sec
-	DRANET_SEC=$top/target/debug/dranet-sec
+	DRANET_SEC=$log/dranet-sec
 	local vm_tests
 	read -ra vm_tests < <(sed -n 's/^TEST_PROGS := //p' \
 		"$top/selftests/drivers/net/macsec_bridge/Makefile")
@@ -491,10 +501,13 @@ build_kernel() {
 		DRANET_SEC="$DRANET_SEC" MB_TORTURE_OPS="$torture_ops"
 		kselftest_override_timeout="$ksft_override")
 	# Two slots: the kselftests in two shards, the second starting as late
-	# as the stock stage (if any: its host half and its guest) lasts.
+	# as the host tests and the stock stage (if any: its host half and its
+	# guest) last.
 	if [ "$vms" -eq 2 ]; then
-		local shards=() base=0,0 k
-		[ "$variant" != debug ] || base=0,$(stock_estimate)
+		local shards=() base k
+		base=$(times_sum host "(tests)")
+		[ "$variant" != debug ] || base=$((base + $(stock_estimate)))
+		base=0,$base
 		mapfile -t shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
 			"$KERNEL_SERIES" 2 "$base" "${vm_tests[@]}")
 		for k in 1 2; do
@@ -513,12 +526,14 @@ build_kernel() {
 # kernel log.
 stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh dkms_deb.sh dmesg_clean.sh)
 
+# times_sum GUEST TEST...: the seconds scripts/ksft-times gives TESTs.
+times_sum() { "$top/scripts/ksft-shards" --sum "$top/scripts/ksft-times" "$@"; }
+
 # stock_estimate: the seconds of the stock stage's host half (its
 # "(build)" line in the times) and of its guest, a minute for its boot
 # included.
 stock_estimate() {
-	echo $((60 + $("$top/scripts/ksft-shards" --sum "$top/scripts/ksft-times" stock \
-		"(build)" "${stock_tests[@]}")))
+	echo $((60 + $(times_sum stock "(build)" "${stock_tests[@]}")))
 }
 
 # build_stock: the module as a distribution ships it. A pristine kernel of
@@ -631,9 +646,10 @@ build_stock() {
 }
 
 # The guests wait for the builds they need, no longer: with two slots the
-# first shard of the module's series starts as soon as its builds are
-# done, beside the stock stage's host half, and the rest follow it in the
-# second slot (the shards were balanced for that: build_kernel).
+# first shard starts as soon as the module is built, beside the host tests
+# and the stock stage's host half, and the rest follow them in the second
+# slot (the shards were balanced for that: build_kernel). With one slot,
+# every guest waits for every build.
 queued=()
 stage_begin
 build_kernel
@@ -644,6 +660,10 @@ if [ "$vms" -eq 2 ] && [ -e "$vmdir/$MODULE_SERIES-1" ]; then
 else
 	queued+=("${jobs[@]}")
 fi
+stage_begin
+host_tests
+stage_end "host tests and cargo test"
+echo "host ${stage_secs[-1]} (tests)" >>"$log/ksft-times"
 # The stock kernel is built for the debug variant only: a KASAN build of
 # it would double `make check-debug`'s kernel time.
 if [ "$variant" = debug ]; then
