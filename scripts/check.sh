@@ -530,10 +530,10 @@ stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh dkms_deb.sh dmesg_cle
 times_sum() { "$top/scripts/ksft-shards" --sum "$top/scripts/ksft-times" "$@"; }
 
 # stock_estimate: the seconds of the stock stage's host half (its
-# "(build)" line in the times) and of its guest, a minute for its boot
+# "(build)" line in the times) and of its guest, 40 s for its boot
 # included.
 stock_estimate() {
-	echo $((60 + $(times_sum stock "(build)" "${stock_tests[@]}")))
+	echo $((40 + $(times_sum stock "(build)" "${stock_tests[@]}")))
 }
 
 # build_stock: the module as a distribution ships it. A pristine kernel of

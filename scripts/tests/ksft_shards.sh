@@ -16,12 +16,12 @@ fail() { echo "FAIL: $*"; exit 1; }
 read -ra all < <(sed -n 's/^TEST_PROGS := //p' "$top/selftests/drivers/net/macsec_bridge/Makefile")
 [ ${#all[@]} -gt 10 ] || fail "no TEST_PROGS read from the Makefile"
 # What the second slot does first, as check.sh reckons it: the host
-# tests, the stock stage's host half, its guest and a minute for its boot.
+# tests, the stock stage's host half, its guest and 40 s for its boot.
 stock=$("$shards" --sum "$times" stock "(build)" dkms_load.sh lockstep_self.sh \
 	dpu_lockstep.sh dkms_deb.sh dmesg_clean.sh) || fail "--sum failed"
 host=$("$shards" --sum "$times" host "(tests)") || fail "--sum failed"
 [ "$stock" -gt 0 ] && [ "$host" -gt 0 ] || fail "estimates: stock $stock s, host $host s"
-stock=$((stock + host + 60))
+stock=$((stock + host + 40))
 mapfile -t lines < <("$shards" "$times" "$MODULE_SERIES" 2 "0,$stock" "${all[@]}")
 [ ${#lines[@]} -eq 2 ] || fail "${#lines[@]} shards, not 2"
 
