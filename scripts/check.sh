@@ -324,6 +324,56 @@ summary() {
 }
 
 
+# kernel_checks: what the guests do not wait for: the boot tests, the
+# series held to no warning and to rustfmt, clippy and rustfmt on the
+# module. On the test kernel build_kernel found.
+kernel_checks() {
+	local kdir=$test_kdir log=$log/$MODULE_SERIES prefix="$MODULE_SERIES: " t
+	[ -n "$kdir" ] || return 0
+	echo "== $MODULE_SERIES: checks"
+	# Host tests that boot the test kernel (scripts/vm-run itself).
+	for t in "$top"/scripts/tests/boot/*.sh; do
+		run "boot: $(basename "$t" .sh)" "$t" "$kdir"
+	done
+
+	# The repo's changes to the tree's rust/ (the patch series), as
+	# kernel.sh recorded them. The kernel build ran rustc,
+	# clippy and rustdoc over them: none may warn about one of them. rustfmt
+	# checks them where they live, in the tree: they declare modules that
+	# only exist there.
+	rust_changes() { sed 's|^\./|rust/|' "$kdir/.macsec_bridge_overlay"; }
+	rust_warnings() {
+		local paths
+		paths=$(rust_changes | paste -sd'|')
+		[ -n "$paths" ] || return 0
+		! grep -E -A3 '^(warning|error)' "$kdir/.macsec_bridge_build.log" | grep -E -e "--> ($paths)"
+	}
+	run "rust/ changes: no rustc, clippy or rustdoc warnings" rust_warnings
+	rustfmt_rust() {
+		local files
+		mapfile -t files < <(rust_changes | grep '\.rs$')
+		[ ${#files[@]} -eq 0 ] ||
+			(cd "$kdir" && "$RUSTFMT" --check --edition 2021 --config-path .rustfmt.toml "${files[@]}")
+	}
+	run "rust/ changes: rustfmt clean (kernel .rustfmt.toml)" rustfmt_rust
+
+	clippy_module() {
+		local d=$log/clippy out=$log/clippy-build.log
+		modsrc "$d"
+		kmake -C "$kdir" M="$d" CLIPPY=1 modules >"$out" 2>&1 || { cat "$out"; return 1; }
+		cat "$out"
+		! grep -E '(warning|error)(\[|:)' "$out"
+	}
+	run "clippy (CLIPPY=1) clean" clippy_module
+
+	rustfmt_check() {
+		local files
+		mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
+		"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
+	}
+	run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
+}
+
 # host_tests: scripts/tests/*.sh, which test the kernel tooling (the
 # patch series, its cache keys, the YNL generator, the shards and the
 # sizes), and `cargo test` of every crate in the repo (each #[test]
@@ -373,32 +423,19 @@ build_kernel() {
 		return
 	fi
 	result "kernel build ($variant): $(sed -n 1p "$kdir/.macsec_bridge_built")s when built" 0 "$kout"
+	test_kdir=$kdir
 
-	# Host tests that boot the test kernel (scripts/vm-run itself).
-	for t in "$top"/scripts/tests/boot/*.sh; do
-		run "boot: $(basename "$t" .sh)" "$t" "$kdir"
-	done
-
-	# The repo's changes to the tree's rust/ (the patch series), as
-	# kernel.sh recorded them. The kernel build ran rustc,
-	# clippy and rustdoc over them: none may warn about one of them. rustfmt
-	# checks them where they live, in the tree: they declare modules that
-	# only exist there.
-	rust_changes() { sed 's|^\./|rust/|' "$kdir/.macsec_bridge_overlay"; }
-	rust_warnings() {
-		local paths
-		paths=$(rust_changes | paste -sd'|')
-		[ -n "$paths" ] || return 0
-		! grep -E -A3 '^(warning|error)' "$kdir/.macsec_bridge_build.log" | grep -E -e "--> ($paths)"
+	# DRANet-Sec, for its kselftest against the real module: a copy, which
+	# the `cargo test` running beside the guests cannot rewrite. Built on
+	# one core while the modules build on the other (Kbuild here runs one
+	# job at a time).
+	build_dranet_sec() {
+		env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
+			cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml" &&
+		cp "$top/target/debug/dranet-sec" "$log/dranet-sec"
 	}
-	run "rust/ changes: no rustc, clippy or rustdoc warnings" rust_warnings
-	rustfmt_rust() {
-		local files
-		mapfile -t files < <(rust_changes | grep '\.rs$')
-		[ ${#files[@]} -eq 0 ] ||
-			(cd "$kdir" && "$RUSTFMT" --check --edition 2021 --config-path .rustfmt.toml "${files[@]}")
-	}
-	run "rust/ changes: rustfmt clean (kernel .rustfmt.toml)" rustfmt_rust
+	build_dranet_sec >"$log/dranet-sec.log" 2>&1 &
+	local dranet_pid=$!
 
 	# Test modules the kselftests load (abstraction tests driven from user
 	# space, the model NIC).
@@ -424,22 +461,6 @@ build_kernel() {
 	run "module builds with no warnings" build_module
 	MODULE_KO=$log/module/drivers/net/macsec_bridge/macsec_bridge.ko
 
-	clippy_module() {
-		local d=$log/clippy out=$log/clippy-build.log
-		modsrc "$d"
-		kmake -C "$kdir" M="$d" CLIPPY=1 modules >"$out" 2>&1 || { cat "$out"; return 1; }
-		cat "$out"
-		! grep -E '(warning|error)(\[|:)' "$out"
-	}
-	run "clippy (CLIPPY=1) clean" clippy_module
-
-	rustfmt_check() {
-		local files
-		mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
-		"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
-	}
-	run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
-
 	DKMS_KO=
 	dkms_build() {
 		dkms_tree "$log/dkms" "$kdir" && dkms_install || return 1
@@ -455,14 +476,8 @@ build_kernel() {
 		result "dkms add/build/install (dkms not installed: scripts/setup.sh installs it)" 1 -
 	fi
 
-	# DRANet-Sec, for its kselftest against the real module: a copy, which
-	# the `cargo test` running beside the guests cannot rewrite.
-	build_dranet_sec() {
-		env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$top/target" \
-			cargo build --locked --manifest-path "$top/tools/dranet-sec/Cargo.toml" &&
-		cp "$top/target/debug/dranet-sec" "$log/dranet-sec"
-	}
-	run "dranet-sec builds" build_dranet_sec
+	wait "$dranet_pid"
+	result "dranet-sec builds" $? "$log/dranet-sec.log"
 	DRANET_SEC=$log/dranet-sec
 	local vm_tests
 	read -ra vm_tests < <(sed -n 's/^TEST_PROGS := //p' \
@@ -646,14 +661,16 @@ build_stock() {
 }
 
 # The guests wait for the builds they need, no longer: with two slots the
-# first shard starts as soon as the module is built, beside the host tests
-# and the stock stage's host half, and the rest follow them in the second
+# first shard starts as soon as the modules are built, beside the checks
+# that no guest needs (kernel_checks, the host tests) and the stock
+# stage's host half, and the rest follow them in the second
 # slot (the shards were balanced for that: build_kernel). With one slot,
 # every guest waits for every build.
 queued=()
+test_kdir=
 stage_begin
 build_kernel
-stage_end "$MODULE_SERIES: kernel, module and host checks"
+stage_end "$MODULE_SERIES: kernel, modules, DKMS, dranet-sec"
 if [ "$vms" -eq 2 ] && [ -e "$vmdir/$MODULE_SERIES-1" ]; then
 	start_slot "$MODULE_SERIES-1"
 	queued+=("$MODULE_SERIES-2")
@@ -661,9 +678,12 @@ else
 	queued+=("${jobs[@]}")
 fi
 stage_begin
+kernel_checks
+stage_end "$MODULE_SERIES: boot tests, warnings, clippy, rustfmt"
+stage_begin
 host_tests
 stage_end "host tests and cargo test"
-echo "host ${stage_secs[-1]} (tests)" >>"$log/ksft-times"
+echo "host $((stage_secs[-1] + stage_secs[-2])) (tests)" >>"$log/ksft-times"
 # The stock kernel is built for the debug variant only: a KASAN build of
 # it would double `make check-debug`'s kernel time.
 if [ "$variant" = debug ]; then
