@@ -5,16 +5,18 @@
 # the wall time of each stage and one line
 #   N passed, N failed, N skipped
 #
-#  1. host:   scripts/tests/*.sh and `cargo test` of every crate in the repo
-#  2. builds: the test kernel of the module's series ($MODULE_SERIES,
-#             with the patch series; cached), vm-run's own boot tests
-#             (scripts/tests/boot), the module (no warnings), clippy,
-#             rustfmt and the real `dkms add/build/install`; then (debug
-#             variant) the stock stage's host half: a
-#             pristine kernel, `dkms build` against its headers as a
-#             distribution installs them, the Debian package built and
-#             installed (test_stock)
-#  3. VMs:    the kselftests under selftests/drivers/net/macsec_bridge
+#  1. builds: the test kernel of the module's series ($MODULE_SERIES,
+#             with the patch series; cached), the selftests' test modules,
+#             the module (no warnings), the real `dkms add/build/install`
+#             and dranet-sec (build_kernel)
+#  2. checks:  vm-run's own boot tests (scripts/tests/boot), the series'
+#             warnings and rustfmt, clippy and rustfmt on the module
+#             (kernel_checks); scripts/tests/*.sh and `cargo test` of every
+#             crate in the repo (host_tests)
+#  3. stock:  (debug variant) a pristine kernel, `dkms build` against its
+#             headers as a distribution installs them, the Debian package
+#             built and installed (build_stock)
+#  4. VMs:    the kselftests under selftests/drivers/net/macsec_bridge
 #             through the kernel's kselftest runner (KTAP; exit 4 = skip):
 #             every one on the test kernel, and the DKMS module's on the
 #             stock kernel. Each guest ends with the dmesg and kmemleak
@@ -23,11 +25,12 @@
 # The tier (--tier check|full, MB_TIER in the guest) sets the sizes of the
 # tests that have one (selftests/.../sizes); nothing else differs.
 #
-# The guests run two at a time (--vms 2, the default), one vCPU each: the
-# module's kselftests in two shards, the first starting beside the stock
-# stage's host half, the second followed by the stock guest, balanced by
-# the per-test times in scripts/ksft-times. --vms 1 runs one guest of two
-# vCPUs at a time, after every build.
+# The guests run two at a time (--vms 2, the default), one vCPU each
+# (--cpus): the module's kselftests in two shards, the first booting as
+# soon as stage 1 is done, beside stages 2 and 3, the second after them,
+# followed by the stock guest, balanced by the per-test times in
+# scripts/ksft-times. --vms 1 runs one guest of two vCPUs at a time,
+# after every stage.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
