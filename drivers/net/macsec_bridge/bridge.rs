@@ -931,6 +931,7 @@ fn unobserved(dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledge {
         encrypt: false,
         encoding_sa: 0,
         tx_sa: [None; NUM_AN],
+        unsettled: false,
     })
 }
 
@@ -953,6 +954,7 @@ fn snapshot(ctx: &Context<'_>) -> SecyState {
         encrypt: false,
         encoding_sa: 0,
         tx_sa: [None; NUM_AN],
+        unsettled: false,
     };
     with_flags(links, secy)
 }
@@ -1567,7 +1569,7 @@ impl Bridge {
                         if going {
                             e.port.before(&k);
                         } else {
-                            e.port.after(k, true);
+                            e.port.after(k);
                         }
                     });
                 }
@@ -1852,7 +1854,7 @@ impl Observer for Bridge {
         if op == Op::Other {
             return;
         }
-        let next = Knowledge::Known(lockstep::predict(snapshot(ctx), op));
+        let next = Knowledge::Known(lockstep::in_flight(snapshot(ctx), op));
         let secy = ctx.secy().netdev();
         let lower = key(ctx.lower());
         let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
@@ -1866,11 +1868,13 @@ impl Observer for Bridge {
     fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
         // Also for statistics requests (`ip macsec show`): every operation
         // shows the whole SecY, which is how a SecY configured before the
-        // module loaded gets known. On failure macsec.c puts the SecY back
-        // as it was (nothing learnt), except where it goes on regardless.
+        // module loaded gets known (unsettled until an operation settles
+        // the driver: see `lockstep::learn`). On failure macsec.c puts the
+        // SecY back as it was, except where it goes on regardless; the
+        // driver's state is unsettled either way.
         let lop = op_of(op, ctx);
-        let done = ret.is_ok() || lop.done_even_if_failed();
-        let next = Knowledge::Known(lockstep::predict(snapshot(ctx), lop));
+        let ok = ret.is_ok();
+        let seen = snapshot(ctx);
         let secy = ctx.secy();
         let dev = secy.netdev();
         let lower = key(ctx.lower());
@@ -1890,19 +1894,20 @@ impl Observer for Bridge {
                 if lop != Op::Other {
                     ports.of_secy(key(dev), Some(lower), |e| {
                         let known = e.port.known();
-                        e.port.after(known, true);
+                        e.port.after(known);
                     });
                 }
                 return;
             };
             let id = Some((secy.sci(), secy.cipher()));
-            if lop == Op::Other && (!done || (s.known == next && s.id == id && s.view.is_some())) {
+            let known = lockstep::learn(s.known, seen, lop, ok);
+            if lop == Op::Other && (!ok || (s.known == known && s.id == id && s.view.is_some())) {
                 // Nothing learnt and nothing in flight: a statistics
                 // request costs this lookup.
                 return;
             }
-            if done {
-                s.known = next;
+            s.known = known;
+            if ok || lop.done_even_if_failed() {
                 s.id = id;
                 if s.view.is_none() {
                     s.view = Some(secy.to_ref());
@@ -1915,9 +1920,8 @@ impl Observer for Bridge {
                     }
                 }
             }
-            let known = s.known;
             ports.of_secy(key(dev), Some(lower), |e| {
-                e.port.after(known, done);
+                e.port.after(known);
             });
         });
     }

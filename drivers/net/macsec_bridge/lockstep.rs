@@ -12,7 +12,11 @@
 //!   Before an operation is forwarded to the driver, the port advertises the
 //!   weaker of the state before and the state the operation leads to
 //!   ([`Port::before`]); a teardown is thus retracted before it happens, and
-//!   a setup is advertised only once it succeeded ([`Port::after`]).
+//!   a setup is advertised only once it succeeded ([`Port::after`]). An
+//!   operation that may take the driver's protection down partway
+//!   ([`Op::disturbs`]) leads, while it runs, to a state whose driver is not
+//!   settled; after any failure, and until an operation hands the driver
+//!   the whole SecY ([`Op::settles`]), the SecY stays so ([`learn`]).
 //! - *Liveness*: after every operation or observed event the advertised
 //!   state equals the evaluation of what is known.
 //! - Every change of the advertised state bumps the generation by one.
@@ -74,6 +78,12 @@ pub enum Reason {
     /// The SecY is not offloaded (it may protect in software; that cannot
     /// be observed).
     OffloadOff,
+    /// The SecY, as `macsec.c` holds it, would be offload-protected, but
+    /// what the driver holds is not known: an operation that may take its
+    /// protection down partway is in flight, or one failed, or the module
+    /// has not seen the driver handed the whole SecY since it loaded (see
+    /// [`Op::settles`]). Checked after every other reason of the SecY.
+    Unsettled,
     /// The SecY protects only part of the port's egress: the port is the
     /// SecY's real device (`upper`), whose own RoCE GIDs, its default GID
     /// always among them, leave unprotected. Checked last: it applies only
@@ -112,6 +122,10 @@ pub struct SecyState {
     pub encoding_sa: u8,
     /// TX SAs: `None` absent, `Some(active)` present.
     pub tx_sa: [Option<bool>; NUM_AN],
+    /// What the driver holds may differ from the rest of this state: see
+    /// [`Reason::Unsettled`]. Not the SecY's to say: the module learns it
+    /// from the operations it sees ([`learn`]).
+    pub unsettled: bool,
 }
 
 impl SecyState {
@@ -198,6 +212,9 @@ pub fn evaluate(k: &Knowledge) -> Verdict {
     if let Some((_, reason)) = failing.iter().find(|(fails, _)| *fails) {
         return Verdict::none(*reason);
     }
+    if s.unsettled {
+        return Verdict::none(Reason::Unsettled);
+    }
     match s.offload {
         Offload::Off => Verdict::none(Reason::OffloadOff),
         Offload::Phy => Verdict {
@@ -260,10 +277,38 @@ impl Op {
     /// `mdo_del_secy` also turns offload off, and there a failure keeps the
     /// SecY offloaded; the operation cannot tell the two apart. The port
     /// then shows the SecY as not offloaded until an operation on it
-    /// succeeds (every one, statistics too, shows the whole SecY) or an
-    /// event shows it: it claims less than is true, never more.
+    /// succeeds (every one, statistics too, shows the whole SecY), and
+    /// unsettled (the failure left the driver so, see [`learn`]) until one
+    /// [`Op::settles`] it: it claims less than is true, never more.
     pub fn done_even_if_failed(self) -> bool {
         matches!(self, Op::DevStop | Op::DelSecy)
+    }
+
+    /// Whether the driver may take the SecY's egress protection down
+    /// partway through this operation, even where `macsec.c`'s own change
+    /// (see [`predict`]) takes nothing away: mlx5e's `mdo_upd_secy`
+    /// deletes the steering rule of every TX SA, then re-creates the
+    /// encoding SA's, and fails between if that fails (even for a change of
+    /// nothing, `ip link set macsec0 type macsec encrypt on`); an update or
+    /// deletion of the encoding SA (`at_call`'s) rewrites or removes its
+    /// rule. The port claims nothing while such an operation runs.
+    pub fn disturbs(self, at_call: &SecyState) -> bool {
+        match self {
+            Op::UpdSecy => true,
+            Op::UpdTxsa { an, .. } | Op::DelTxsa { an } => an == at_call.encoding_sa,
+            _ => false,
+        }
+    }
+
+    /// Whether a success hands the driver the whole SecY, or takes all of
+    /// it away, so that what the driver holds is known again: `add_secy`
+    /// (a new offload), `upd_secy` (mlx5e re-creates every TX rule from
+    /// the SecY), `dev_open` (the drivers that implement it program the
+    /// whole SecY), `del_secy` (nothing left). Other operations touch one
+    /// SA, or nothing, and leave what the driver holds as unsettled as it
+    /// was.
+    pub fn settles(self) -> bool {
+        matches!(self, Op::AddSecy | Op::UpdSecy | Op::DevOpen | Op::DelSecy)
     }
 }
 
@@ -292,6 +337,47 @@ pub fn predict(at_call: SecyState, op: Op) -> SecyState {
         Op::AddSecy | Op::UpdSecy | Op::Other => {}
     }
     s
+}
+
+/// Where operation `op` leads while it runs, from the SecY as the driver
+/// sees it at call time: [`predict`], and unsettled if it may take the
+/// driver's protection down partway ([`Op::disturbs`]).
+pub fn in_flight(at_call: SecyState, op: Op) -> SecyState {
+    let mut s = predict(at_call, op);
+    s.unsettled |= op.disturbs(&at_call);
+    s
+}
+
+/// What is known of a SecY once operation `op` returned: `was` before it,
+/// `seen` the SecY as the operation shows it on return (`ctx->secy`, where
+/// `macsec.c` has not yet undone a change the driver refused).
+///
+/// The driver holds what it was handed only if the operation succeeded: a
+/// failure of an operation on egress leaves the driver unsettled, and only
+/// an operation that [`Op::settles`] it settles it. A SecY first seen now
+/// (`was` not known) is unsettled unless `op` settles it: the module did
+/// not see what the driver was handed before. On failure the SecY is as
+/// `macsec.c` restores it, which is `was`, except where `macsec.c` goes on
+/// regardless ([`Op::done_even_if_failed`]); a SecY not known before stays
+/// so then (`seen` holds the change that failed), and is unsettled once
+/// known.
+pub fn learn(was: Knowledge, seen: SecyState, op: Op, ok: bool) -> Knowledge {
+    // An RX or statistics operation changes nothing on egress: its
+    // failure teaches nothing.
+    if op == Op::Other && !ok {
+        return was;
+    }
+    let unsettled = match was {
+        Knowledge::Known(s) => s.unsettled,
+        _ => true,
+    };
+    let mut s = match (ok || op.done_even_if_failed(), was) {
+        (true, _) => predict(seen, op),
+        (false, Knowledge::Known(s)) => s,
+        (false, other) => return other,
+    };
+    s.unsettled = if ok { unsettled && !op.settles() } else { true };
+    Knowledge::Known(s)
 }
 
 /// The advertised state of one port.
@@ -362,15 +448,11 @@ impl Port {
         self.settle()
     }
 
-    /// After the operation: on success the SecY is `next`, on failure
-    /// `macsec.c` restored it (for an operation it completes regardless,
-    /// the caller passes success: see [`Op::done_even_if_failed`]).
-    /// Converges on what is known.
-    pub fn after(&mut self, next: Knowledge, ok: bool) -> bool {
+    /// After the operation: the SecY is `known` (see [`learn`]).
+    /// Converges on it.
+    pub fn after(&mut self, known: Knowledge) -> bool {
         self.pending = None;
-        if ok {
-            self.known = next;
-        }
+        self.known = known;
         self.settle()
     }
 

@@ -74,6 +74,7 @@ pub(crate) fn reason(r: Option<Reason>) -> u32 {
         Some(Reason::EncryptOff) => 8,
         Some(Reason::OffloadOff) => 9,
         Some(Reason::Partial) => 10,
+        Some(Reason::Unsettled) => 11,
     }
 }
 

@@ -66,7 +66,8 @@ TRACE_EVENT(macsec_bridge_announce,
 				   MB_SYM(REASON, PROTECT_OFF, "protect-off"),
 				   MB_SYM(REASON, ENCRYPT_OFF, "encrypt-off"),
 				   MB_SYM(REASON, OFFLOAD_OFF, "offload-off"),
-				   MB_SYM(REASON, PARTIAL, "partial")))
+				   MB_SYM(REASON, PARTIAL, "partial"),
+				   MB_SYM(REASON, UNSETTLED, "unsettled")))
 );
 
 TRACE_EVENT(macsec_bridge_feature,

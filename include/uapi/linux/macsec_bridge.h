@@ -48,6 +48,12 @@ enum macsec_bridge_protection {
  *   egress: the port is its real device (relation upper), and RoCE on the
  *   port's own GIDs, its default GID always among them, bypasses the SecY.
  *   Checked last, where the SecY itself would be offload-protected.
+ * @MACSEC_BRIDGE_REASON_UNSETTLED: The SecY as macsec.c holds it would be
+ *   offload-protected, but what its driver holds is not known: an offload
+ *   operation that may take the driver's protection down partway is in flight,
+ *   or one failed, or the module has not seen the driver handed the whole SecY
+ *   (mdo_add_secy, mdo_upd_secy, mdo_dev_open) since it loaded. Checked after
+ *   the SecY's other reasons, before partial.
  */
 enum macsec_bridge_reason {
 	MACSEC_BRIDGE_REASON_NONE,
@@ -61,6 +67,7 @@ enum macsec_bridge_reason {
 	MACSEC_BRIDGE_REASON_ENCRYPT_OFF,
 	MACSEC_BRIDGE_REASON_OFFLOAD_OFF,
 	MACSEC_BRIDGE_REASON_PARTIAL,
+	MACSEC_BRIDGE_REASON_UNSETTLED,
 };
 
 /**

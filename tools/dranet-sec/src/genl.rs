@@ -43,6 +43,7 @@ pub const REASON: &[&str] = &[
     "encrypt-off",
     "offload-off",
     "partial",
+    "unsettled",
 ];
 pub const RELATION: &[&str] = &["self", "upper", "bound"];
 pub const CIPHER: &[&str] = &[

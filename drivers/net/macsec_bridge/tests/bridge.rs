@@ -212,32 +212,66 @@ fn encrypt_off_retracts_before_the_driver() {
 }
 
 /// A failed `mdo_upd_secy` (`encrypt off` refused): retracted before the
-/// call, raised again after, since `macsec.c` put the SecY back; the
-/// generation moved twice.
+/// call, and kept so after: `macsec.c` put the SecY back, but mlx5e had
+/// deleted its TX rules first, so the port says `unsettled` until an
+/// update succeeds. Each step states every record, in order.
 #[test]
-fn failed_teardown_comes_back() {
+fn failed_update_stays_retracted() {
     let _g = serial();
     let mut w = World::new();
     let s = w.protected_bound_port();
     let port = w.plains[0].as_raw() as usize;
     let secy = w.secy(s).as_raw() as usize;
-    w.step(&Step::Flags {
+    let flags = |encrypt, fail| Step::Flags {
         s,
-        encrypt: Some(false),
+        encrypt,
         protect: None,
         encoding_sa: None,
-        fail: true,
-    });
-    let kinds: Vec<String> = w.last_log.iter().map(world::describe).collect();
+        fail,
+    };
+    let kinds = |w: &World| -> Vec<String> { w.last_log.iter().map(world::describe).collect() };
+    w.step(&flags(Some(false), true));
     assert_eq!(
-        kinds,
+        kinds(&w),
         [
             format!("note {port:x} none encrypt-off"),
             format!("feature {port:x} off"),
             format!("mdo {secy:x} UpdSecy failed"),
+            format!("note {port:x} none unsettled"),
+        ]
+    );
+    // Settled by an update that succeeds, advertised only after it.
+    w.step(&flags(None, false));
+    assert_eq!(
+        kinds(&w),
+        [
+            format!("mdo {secy:x} UpdSecy ok"),
             format!("note {port:x} offload-mac -"),
             format!("feature {port:x} on"),
         ]
+    );
+    // An update that changes nothing fails: retracted before the driver
+    // runs it (it deletes every TX rule first), never restored.
+    w.step(&flags(None, true));
+    assert_eq!(
+        kinds(&w),
+        [
+            format!("note {port:x} none unsettled"),
+            format!("feature {port:x} off"),
+            format!("mdo {secy:x} UpdSecy failed"),
+        ]
+    );
+    // Operations on one SA succeed: still unsettled, nothing announced.
+    w.step(&Step::AddTxsa {
+        s,
+        an: 1,
+        active: false,
+        fail: false,
+    });
+    assert_eq!(kinds(&w), [format!("mdo {secy:x} AddTxsa ok")]);
+    assert_eq!(
+        w.verdict_of_plain(0),
+        (Protection::None, Some(Reason::Unsettled))
     );
     w.unload();
     w.check_unloaded();
@@ -286,7 +320,8 @@ fn failed_offload_off_claims_less_until_seen() {
 }
 
 /// After a reload, an offloaded SecY is unknown until an operation shows
-/// it (`ip macsec show` is one); bindings are the old module's and gone.
+/// it (`ip macsec show` is one), and unsettled until one hands its driver
+/// the whole SecY; bindings are the old module's and gone.
 #[test]
 fn reload_forgets_until_seen() {
     let _g = serial();
@@ -298,7 +333,20 @@ fn reload_forgets_until_seen() {
         w.verdict_of_secy(s),
         (Protection::None, Some(Reason::Unknown))
     );
+    // Statistics show the SecY, not what its driver was handed before.
     w.step(&Step::Stats { s });
+    assert_eq!(
+        w.verdict_of_secy(s),
+        (Protection::None, Some(Reason::Unsettled))
+    );
+    // An update hands the driver the whole SecY.
+    w.step(&Step::Flags {
+        s,
+        encrypt: None,
+        protect: None,
+        encoding_sa: None,
+        fail: false,
+    });
     assert_eq!(w.verdict_of_secy(s), (Protection::OffloadMac, None));
     w.unload();
     w.check_unloaded();

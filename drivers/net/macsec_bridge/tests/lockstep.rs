@@ -15,6 +15,7 @@ fn offloaded() -> SecyState {
         encrypt: true,
         encoding_sa: 0,
         tx_sa: [Some(true), None, None, None],
+        unsettled: false,
     }
 }
 
@@ -107,6 +108,26 @@ fn state_table() {
         })),
         (P::None, Some(Reason::EncryptOff))
     );
+    // An unsettled driver: checked after every other reason of the SecY.
+    let unsettled = SecyState {
+        unsettled: true,
+        ..s
+    };
+    assert_eq!(verdict(k(unsettled)), (P::None, Some(Reason::Unsettled)));
+    assert_eq!(
+        verdict(k(SecyState {
+            encrypt: false,
+            ..unsettled
+        })),
+        (P::None, Some(Reason::EncryptOff))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            offload: Offload::Off,
+            ..unsettled
+        })),
+        (P::None, Some(Reason::OffloadOff))
+    );
     assert_eq!(verdict(Knowledge::NoSecy), (P::None, Some(Reason::NoSecy)));
     assert_eq!(
         verdict(Knowledge::Unknown),
@@ -171,29 +192,52 @@ fn teardown_retracts_before_setup_advertises_after() {
     assert!(p.before(&next));
     assert_eq!(p.advertised().protection, Protection::None);
     assert_eq!(p.generation(), g + 1);
-    assert!(!p.after(next, true));
+    assert!(!p.after(next));
     assert_eq!(p.generation(), g + 1);
     // Reactivating: nothing before, advertised after success only.
     let next = Knowledge::Known(s);
     assert!(!p.before(&next));
     assert_eq!(p.advertised().protection, Protection::None);
-    assert!(p.after(next, true));
+    assert!(p.after(next));
     assert_eq!(p.advertised().protection, Protection::OffloadMac);
     assert_eq!(p.generation(), g + 2);
 }
 
 #[test]
-fn failed_teardown_re_advertises() {
-    // macsec.c keeps the SA when the driver refuses to delete it.
+fn a_failed_teardown_leaves_the_driver_unsettled() {
+    // macsec.c keeps the SA when the driver refuses to delete it, but the
+    // driver may have removed its rule first: the port stays retracted.
     let s = offloaded();
     let op = Op::DelTxsa { an: 0 };
     assert!(!op.done_even_if_failed());
-    let mut p = Port::new(Knowledge::Known(s));
-    let next = Knowledge::Known(predict(s, op));
-    assert!(p.before(&next));
-    assert!(p.after(next, false));
-    assert_eq!(p.advertised().protection, Protection::OffloadMac);
+    let was = Knowledge::Known(s);
+    let mut p = Port::new(was);
+    assert!(p.before(&Knowledge::Known(in_flight(s, op))));
+    assert_eq!(p.advertised().reason, Some(Reason::NoActiveTxSa));
+    // The SecY as the failed call shows it: the SA still published.
+    let known = learn(was, s, op, false);
+    assert_eq!(
+        known,
+        Knowledge::Known(SecyState {
+            unsettled: true,
+            ..s
+        })
+    );
+    assert!(p.after(known));
+    assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
     assert_eq!(p.generation(), 3);
+    // Operations that touch one SA do not settle it; `upd_secy` does.
+    let add = Op::AddTxsa {
+        an: 1,
+        active: true,
+    };
+    let known = learn(known, s, add, true);
+    assert!(!p.after(known));
+    assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
+    let known = learn(known, s, Op::UpdSecy, true);
+    assert!(p.after(known));
+    assert_eq!(p.advertised().protection, Protection::OffloadMac);
+    assert_eq!(p.generation(), 4);
 }
 
 #[test]
@@ -203,23 +247,96 @@ fn failed_stop_or_deletion_stays_retracted() {
         assert!(op.done_even_if_failed());
         let s = offloaded();
         let mut p = Port::new(Knowledge::Known(s));
-        let next = Knowledge::Known(predict(s, op));
-        assert!(p.before(&next));
-        assert!(!p.after(next, op.done_even_if_failed()), "{op:?}");
+        assert!(p.before(&Knowledge::Known(in_flight(s, op))));
+        let known = learn(Knowledge::Known(s), s, op, false);
+        let Knowledge::Known(k) = known else {
+            panic!("{op:?}: {known:?}")
+        };
+        assert_eq!(
+            k,
+            SecyState {
+                unsettled: true,
+                ..predict(s, op)
+            }
+        );
+        assert!(!p.after(known), "{op:?}");
         assert_eq!(p.advertised().protection, Protection::None, "{op:?}");
         assert_eq!(p.generation(), 2, "{op:?}");
     }
 }
 
 #[test]
-fn unknown_until_observed() {
+fn disturbing_operations_retract_while_they_run() {
+    let s = offloaded();
+    // A change of nothing (`encrypt on` again): mlx5e still deletes every
+    // TX rule and re-creates the encoding SA's.
+    let mut p = Port::new(Knowledge::Known(s));
+    assert_eq!(predict(s, Op::UpdSecy), s);
+    assert!(p.before(&Knowledge::Known(in_flight(s, Op::UpdSecy))));
+    assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
+    assert!(p.after(learn(Knowledge::Known(s), s, Op::UpdSecy, true)));
+    assert_eq!(p.advertised().protection, Protection::OffloadMac);
+    // Failing between: never restored.
+    assert!(p.before(&Knowledge::Known(in_flight(s, Op::UpdSecy))));
+    assert!(!p.after(learn(Knowledge::Known(s), s, Op::UpdSecy, false)));
+    assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
+    assert_eq!(p.generation(), 4);
+    // Which operations disturb: `upd_secy`, and an update or deletion of
+    // the encoding SA; none other.
+    let upd = |an| Op::UpdTxsa { an, active: true };
+    assert!(upd(0).disturbs(&s) && Op::DelTxsa { an: 0 }.disturbs(&s));
+    assert!(!upd(1).disturbs(&s) && !Op::DelTxsa { an: 1 }.disturbs(&s));
+    for op in [
+        Op::DevOpen,
+        Op::DevStop,
+        Op::AddSecy,
+        Op::DelSecy,
+        Op::AddTxsa {
+            an: 0,
+            active: true,
+        },
+        Op::Other,
+    ] {
+        assert!(!op.disturbs(&s), "{op:?}");
+    }
+    // A port already retracted for a reason of its own keeps that reason.
+    let off = SecyState {
+        encrypt: false,
+        ..s
+    };
+    let mut p = Port::new(Knowledge::Known(off));
+    assert!(!p.before(&Knowledge::Known(in_flight(off, Op::UpdSecy))));
+    assert_eq!(p.advertised().reason, Some(Reason::EncryptOff));
+}
+
+#[test]
+fn unknown_until_observed_unsettled_until_settled() {
     let mut p = Port::new(Knowledge::Unknown);
     assert_eq!(p.advertised().reason, Some(Reason::Unknown));
-    // Any operation on the SecY re-observes all of it.
+    // Any operation on the SecY shows all of it, but not what the driver
+    // was handed before the module saw it.
     let s = offloaded();
-    p.before(&Knowledge::Known(predict(s, Op::Other)));
+    p.before(&Knowledge::Known(in_flight(s, Op::Other)));
     assert_eq!(p.advertised().protection, Protection::None);
-    p.after(Knowledge::Known(predict(s, Op::Other)), true);
+    let known = learn(Knowledge::Unknown, s, Op::Other, true);
+    p.after(known);
+    assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
+    // A failed RX or statistics operation teaches nothing.
+    assert_eq!(learn(known, s, Op::Other, false), known);
+    assert_eq!(
+        learn(Knowledge::Unknown, s, Op::Other, false),
+        Knowledge::Unknown
+    );
+    // An operation that hands the driver the whole SecY settles it.
+    for op in [Op::AddSecy, Op::UpdSecy, Op::DevOpen] {
+        assert!(op.settles());
+        assert_eq!(learn(known, s, op, true), Knowledge::Known(predict(s, op)));
+        assert_eq!(
+            learn(Knowledge::Unknown, s, op, true),
+            Knowledge::Known(predict(s, op))
+        );
+    }
+    p.after(learn(known, s, Op::UpdSecy, true));
     assert_eq!(p.advertised().protection, Protection::OffloadMac);
 }
 
@@ -276,8 +393,11 @@ fn carried_is_the_secy_verdict_and_follows_the_operation_in_flight() {
     assert_eq!(p.generation(), g);
     assert_eq!(p.carried().protection, Protection::None);
     assert_eq!(p.carried().reason, Some(Reason::NoActiveTxSa));
-    // It failed: macsec.c put the SecY back.
-    p.after(next, false);
+    // It failed: macsec.c put the SecY back, but the driver is unsettled.
+    p.after(learn(Knowledge::Known(s), s, Op::DelTxsa { an: 0 }, false));
+    assert_eq!(p.carried().reason, Some(Reason::Unsettled));
+    // An update of the SecY settled it.
+    p.after(learn(p.known(), s, Op::UpdSecy, true));
     assert_eq!(p.carried().protection, Protection::OffloadMac);
     // A whole port carries what it advertises.
     let mut w = Port::new(Knowledge::Known(s));
@@ -299,7 +419,7 @@ fn scope_changes_are_one_generation_each() {
     // Operations on the SecY never lift a partial port.
     let next = Knowledge::Known(predict(offloaded(), Op::Other));
     assert!(!p.before(&next));
-    assert!(!p.after(next, true));
+    assert!(!p.after(next));
     assert_eq!(p.advertised().protection, Protection::None);
     // Bound to the same SecY instead (the scope becomes whole): offload.
     assert!(p.observe_in(s, Scope::Whole));
@@ -312,11 +432,15 @@ fn scope_changes_are_one_generation_each() {
 // ---- Reference model and random sequences -------------------------------
 
 /// What the SecY really gives (0 none, 1 software, 2 offload), straight
-/// from the definition: the port must never advertise more.
+/// from the definition: the port must never advertise more. The model's
+/// `unsettled` is the worst driver's truth: once an operation on egress
+/// failed, or since before the module watched, its TX rules may be gone
+/// (mlx5e's after a failed `mdo_upd_secy`), until it is handed the whole
+/// SecY again.
 fn allowed(s: &Option<SecyState>) -> u8 {
     let Some(s) = s else { return 0 };
     let sa = s.tx_sa[s.encoding_sa as usize] == Some(true);
-    let ok = s.secy_up && s.lower_up && sa && s.protect && s.encrypt;
+    let ok = s.secy_up && s.lower_up && sa && s.protect && s.encrypt && !s.unsettled;
     match (ok, s.offload) {
         (false, _) => 0,
         (true, Offload::Off) => 1,
@@ -385,17 +509,15 @@ fn ev() -> impl Strategy<Value = Ev> {
 }
 
 fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
-    // The real SecY, as macsec.c holds it.
+    // The real SecY, as macsec.c holds it, configured before the module
+    // watched (so, for all it knows, with its driver unsettled).
     let mut real: Option<SecyState> = Some(SecyState {
         tx_sa: [None; NUM_AN],
+        unsettled: true,
         ..offloaded()
     });
     let mut port = Port::new(Knowledge::Unknown);
     let mut gen = port.generation();
-    // After a failed `mdo_del_secy` (offload off, which macsec.c undoes)
-    // the port may claim less than is true, until an operation succeeds or
-    // an event shows the SecY again.
-    let mut lagging = false;
     // The port is `upper`: the SecY carries only part of its egress, so
     // it gives the port nothing.
     let mut partial = false;
@@ -471,8 +593,8 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                     ),
                     (_, _) => (r, r),
                 };
-                let next = Knowledge::Known(predict(at_call, op));
-                port.before(&next);
+                let was = port.known();
+                port.before(&Knowledge::Known(in_flight(at_call, op)));
                 if let Ev::Mdo(_, _, true) = e {
                     port.observe(port.known());
                 }
@@ -484,6 +606,19 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 // port's GIDs on the SecY).
                 let car = port.carried().protection.rank();
                 prop_assert!(car <= carried_before, "{op:?}: carried {car} > before");
+                // mlx5e deletes every TX rule in `mdo_upd_secy` and
+                // re-creates the encoding SA's; an update or deletion of
+                // the encoding SA rewrites or removes its rule: while the
+                // driver runs one, nothing is protected.
+                let partway = match op {
+                    Op::UpdSecy => true,
+                    Op::UpdTxsa { an, .. } | Op::DelTxsa { an } => an == at_call.encoding_sa,
+                    _ => false,
+                };
+                if partway {
+                    prop_assert_eq!(adv, 0, "{:?}: advertised while the driver runs it", op);
+                    prop_assert_eq!(car, 0, "{:?}: carried while the driver runs it", op);
+                }
                 // macsec.c stops the SecY whatever the driver returns.
                 if ok || op == Op::DevStop {
                     prop_assert!(
@@ -493,13 +628,20 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                     prop_assert!(car <= allowed(&Some(after)), "{op:?}: carried > after");
                     r = after;
                 }
-                lagging = !ok && (lagging || op == Op::DelSecy);
-                port.after(next, ok || op.done_even_if_failed());
+                // The driver: after a failure on egress, anything; after a
+                // success that hands it the whole SecY (or takes it all
+                // away), what macsec.c holds.
+                if !ok && op != Op::Other {
+                    r.unsettled = true;
+                } else if ok && matches!(op, Op::AddSecy | Op::UpdSecy | Op::DevOpen | Op::DelSecy)
+                {
+                    r.unsettled = false;
+                }
+                port.after(learn(was, at_call, op, ok));
                 real = Some(r);
             }
             Ev::Mdo(..) | Ev::SetSecy { .. } => continue,
             Ev::Lower(up) => {
-                lagging = false;
                 if let Some(r) = real.as_mut() {
                     r.lower_up = up;
                     port.observe(Knowledge::Known(*r));
@@ -511,7 +653,6 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 port.observe_in(port.known(), scope);
             }
             Ev::Delete => {
-                lagging = false;
                 real = None;
                 port.observe(Knowledge::NoSecy);
             }
@@ -522,9 +663,10 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                         secy_up: false,
                         ..offloaded()
                     };
+                    // Made by the module's own `mdo_add_secy`: settled.
                     real = Some(r);
                     port.before(&Knowledge::Known(r));
-                    port.after(Knowledge::Known(r), true);
+                    port.after(Knowledge::Known(r));
                 }
             }
         }
@@ -532,10 +674,7 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
         // unless the SecY has not been observed yet.
         let claim = if partial { 0 } else { claimable(&real) };
         let carried = port.carried().protection.rank();
-        if lagging {
-            prop_assert!(port.advertised().protection.rank() <= claim);
-            prop_assert!(carried <= claimable(&real));
-        } else if port.known() != Knowledge::Unknown {
+        if port.known() != Knowledge::Unknown {
             prop_assert_eq!(port.advertised().protection.rank(), claim);
             prop_assert!(port.advertised().protection.rank() <= gives(partial, &real));
             prop_assert_eq!(carried, claimable(&real));
@@ -579,8 +718,16 @@ fn nothing_observed_lifts_a_retraction_in_flight() {
     // back as NETDEV_FEAT_CHANGE) re-reads the old state: still retracted.
     assert!(!p.observe(Knowledge::Known(s)));
     assert_eq!(p.advertised().reason, Some(Reason::EncryptOff));
-    // The operation failed: back to what holds.
-    assert!(p.after(off, false));
+    // The operation failed: macsec.c put the SecY back, the driver is
+    // unsettled.
+    let Knowledge::Known(at_call) = off else {
+        unreachable!()
+    };
+    assert!(p.after(learn(Knowledge::Known(s), at_call, Op::UpdSecy, false)));
+    assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
+    // It succeeds: retracted until it returns, then advertised again.
+    assert!(!p.before(&Knowledge::Known(in_flight(s, Op::UpdSecy))));
+    assert!(p.after(learn(p.known(), s, Op::UpdSecy, true)));
     assert_eq!(p.advertised().protection, Protection::OffloadMac);
 }
 

@@ -22,7 +22,7 @@ D=(ip -n "$DPU")
 bit_is() { [ "$(hw_macsec "$1")" = "$2" ]; }
 
 ktap_print_header
-ktap_set_plan 19
+ktap_set_plan 20
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
@@ -30,6 +30,10 @@ check "a monitor subscribes" table_begin
 row "bound to the DPU's macsec0, offloaded before the module loaded: unknown" \
 	h0 off none unknown relation=bound owner=bridge -- \
 	dpu_bind h0
+# The SecY predates the module: an update hands its driver the whole SecY.
+row "DPU: a change of nothing settles the driver; no TX SA yet" \
+	h0 off none no-active-tx-sa -- \
+	"${D[@]}" link set macsec0 type macsec encrypt on
 row "DPU: active TX SA added: offload-mac, set by the observer" \
 	h0 on offload-mac "" relation=bound -- \
 	"${D[@]}" macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY

@@ -1,16 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A driver that fails a teardown. macsec.c undoes some changes when the
-# driver refuses them (deactivating an SA: the port is retracted, then
-# restored) and completes others regardless: a SecY stops whatever
-# mdo_dev_stop returns, and is deleted whatever mdo_del_secy returns. After those the
-# port must stay retracted; it must not advertise, even for an instant, the
-# protection of a SecY that is going or gone, on hardware whose state the
-# failed call left unknown. (An active SA cannot be deleted: deactivating
-# it is the SA teardown that reaches the driver, and macsec.c undoes it on
-# failure.) The NIC is the model NIC, told which operation to fail through
-# its alias. The SecY is macsec0 on it; the port is a veth, h0, with RXE on
+# A driver that fails an operation. macsec.c undoes some changes when the
+# driver refuses them (deactivating an SA, updating the SecY) and
+# completes others regardless: a SecY stops whatever mdo_dev_stop returns,
+# and is deleted whatever mdo_del_secy returns. Either way the driver may
+# have changed what it holds before it failed: mlx5e's mdo_upd_secy deletes
+# every TX rule, then fails re-creating the encoding SA's, even for an
+# update of nothing. So after a failure the port stays retracted, reason
+# unsettled (or an earlier reason), until an operation hands the driver
+# the whole SecY again (an update, or the SecY opened) and succeeds; it
+# must not advertise, even for an instant, the protection of a SecY whose
+# driver state the failed call left unknown. (An active SA cannot be
+# deleted: deactivating it is the SA teardown that reaches the driver.)
+# The NIC is the model NIC, with mlx5e's TX side, told which operation to
+# fail through its alias. The SecY is macsec0 on it; the port is a veth, h0, with RXE on
 # it, bound to macsec0 (a port the SecY carries whole, whose feature bit
 # the module owns; an `upper` port never claims protection at all). Each
 # teardown row states every notification the port sends, in order.
@@ -24,7 +28,7 @@ bind_h0() {
 }
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 15
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
@@ -44,9 +48,18 @@ row "mdo_dev_stop fails: the SecY stops anyway; retracted once, never restored" 
 row "the NIC behaves again, SecY up: offload-mac" \
 	h0 on offload-mac "" seq=offload-mac/none -- \
 	"ip link set mtn0 alias '' && ip link set macsec0 up"
-row "deactivating the encoding SA fails: macsec.c puts it back; retracted, then restored" \
-	h0 on offload-mac "" seq=none/no-active-tx-sa,offload-mac/none -- \
+row "deactivating the encoding SA fails: macsec.c puts it back; retracted, then unsettled" \
+	h0 off none unsettled seq=none/no-active-tx-sa,none/unsettled -- \
 	"ip link set mtn0 alias fail:mdo_upd_txsa && ! ip macsec set macsec0 tx sa 0 off"
+row "an update of nothing succeeds: the driver is settled, offload-mac" \
+	h0 on offload-mac "" seq=offload-mac/none -- \
+	"ip link set mtn0 alias '' && ip link set macsec0 type macsec encrypt on"
+row "an update of nothing fails after the NIC deleted its TX rules: retracted before it, never restored" \
+	h0 off none unsettled seq=none/unsettled -- \
+	"ip link set mtn0 alias fail:mdo_upd_secy && ! ip link set macsec0 type macsec encrypt on"
+row "the update succeeds: the NIC re-created the rule, offload-mac" \
+	h0 on offload-mac "" seq=offload-mac/none -- \
+	"ip link set mtn0 alias '' && ip link set macsec0 type macsec encrypt on"
 # Deleting an up SecY: mdo_del_secy (retracted before it, `encrypt` gone
 # from the object with the retraction, so the SecY known not offloaded
 # after it changes nothing more), then the netdev is closed (mdo_dev_stop,

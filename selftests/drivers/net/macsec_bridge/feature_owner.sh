@@ -35,9 +35,12 @@ check "a monitor subscribes" table_begin
 row "h0 bound to the DPU's macsec0: unknown; a VLAN's bit is its driver's" \
 	h0 off none unknown relation=bound owner=driver -- \
 	dpu_bind h0
-row "DPU: active TX SA: offload-mac, and h0's bit is left off" \
+# The SecY predates the module: unsettled until an update hands its driver
+# the whole SecY.
+row "DPU: active TX SA, then a change of nothing: offload-mac, and h0's bit is left off" \
 	h0 off offload-mac "" relation=bound owner=driver -- \
-	"${D[@]}" macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
+	"${D[*]} macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
+	 ${D[*]} link set macsec0 type macsec encrypt on"
 table_end
 check "a SecY on h0 still cannot be offloaded" no_offload h0
 check "unbind h0" dpu_unbind h0

@@ -3,8 +3,10 @@
 #
 # Reload under load: the module is unloaded and loaded again
 # (MB_RELOAD_CYCLES times, from `sizes`: 100 in the full tier), while RDMA traffic runs between two pods
-# through software MACsec, the DPU's TX SA is switched off and on, and a
-# process binds, unbinds and dumps without pause. Every unload clears the
+# through software MACsec, the DPU's TX SA is switched off and on and the
+# SecY updated with a change of nothing (which settles its driver after
+# each load, as an MKA key change does), and a process binds, unbinds and
+# dumps without pause. Every unload clears the
 # feature bit the module set; after every load the host's port is tracked
 # again and every generation is above all that came before; nothing leaks
 # (kmemleak), no netdev reference is left behind (the netdevs can be
@@ -77,6 +79,7 @@ PIDS+=($!)
 	while [ ! -e "$ROW_DIR/stop" ]; do
 		ip -n "$DPU" macsec set macsec0 tx sa 0 off &&
 			ip -n "$DPU" macsec set macsec0 tx sa 0 on &&
+			ip -n "$DPU" link set macsec0 type macsec encrypt on &&
 			n=$((n + 2))
 	done
 	echo "$n" > "$ROW_DIR/flips"
@@ -117,6 +120,7 @@ follows() {
 	dpu_unbind h0 >/dev/null 2>&1
 	dpu_bind h0 >/dev/null &&
 		ip -n "$DPU" macsec set macsec0 tx sa 0 on &&
+		ip -n "$DPU" link set macsec0 type macsec encrypt on &&
 		wait_for 50 [ "$(hw_macsec h0)" = on ] &&
 		ip -n "$DPU" macsec set macsec0 tx sa 0 off &&
 		wait_for 50 [ "$(hw_macsec h0)" = off ]

@@ -10,15 +10,17 @@ across CPUs). It holds macsec_bridge's events and the model NIC's lines:
     macsec_bridge_announce: ifindex=7 generation=3 protection=none reason=secy-down
     macsec_bridge_feature: ifindex=7 hw-macsec=off [deferred]
     macsec_test_nic: mdo_dev_stop enter | macsec_test_nic: mdo_dev_stop exit 0
+    macsec_test_nic: tx-rule sa0 | macsec_test_nic: tx-rule none
 
 Prints one line: the row's tokens in order, `PORT:PROTECTION/REASON` for an
 announcement, `PORT:bit-on`/`PORT:bit-off` for a feature write
 (`...-deferred` when left to the deferred writer), `mdo_x` when the driver
-is called and `ret=N` when it returns. Statistics operations (mdo_get_*)
-change nothing and are left out. NAMES maps ifindexes to names (lines
-`IFINDEX NAME`, the last one for an ifindex counts); an unknown one prints
-as `if<N>`. Every announcement is also appended to ANNOUNCED as
-`NAME GENERATION PROTECTION REASON`.
+is called, `ret=N` when it returns, and `tx:saN`/`tx:none` when the model
+NIC installs the TX rule of SA N, or removes its rule. Statistics
+operations (mdo_get_*) change nothing and are left out. NAMES maps
+ifindexes to names (lines `IFINDEX NAME`, the last one for an ifindex
+counts); an unknown one prints as `if<N>`. Every announcement is also
+appended to ANNOUNCED as `NAME GENERATION PROTECTION REASON`.
 """
 
 import re
@@ -26,6 +28,7 @@ import sys
 
 EVENT = re.compile(r'macsec_bridge_(announce|feature): ifindex=(\d+) (.*)$')
 NIC = re.compile(r'macsec_test_nic: (\w+) (enter|exit (-?\d+))\s*$')
+RULE = re.compile(r'macsec_test_nic: tx-rule (\w+)\s*$')
 
 
 def main():
@@ -52,6 +55,10 @@ def main():
                 else:
                     bit = 'bit-' + fields['hw-macsec']
                     tokens.append(f'{name}:{bit}' + ('-deferred' if 'deferred' in rest else ''))
+                continue
+            m = RULE.search(line)
+            if m:
+                tokens.append(f'tx:{m.group(1)}')
                 continue
             m = NIC.search(line)
             if m:

@@ -167,7 +167,9 @@ type Expected = (
     Option<Reason>,
 );
 
-/// What the driver holds of a SecY: the truth about its traffic.
+/// What the driver holds of a SecY: the truth about its traffic. The
+/// driver is mlx5e's: `mdo_upd_secy` deletes the steering rule of every TX
+/// SA, then re-creates the encoding SA's, and a failure comes between.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Hw {
     /// `mdo_add_secy` accepted and no `mdo_del_secy` since.
@@ -178,6 +180,10 @@ pub struct Hw {
     encrypt: bool,
     encoding_sa: u8,
     tx_sa: [Option<bool>; 4],
+    /// The TX rules are gone (a failed `mdo_upd_secy`) until the driver is
+    /// handed the whole SecY again (`mdo_add_secy`, `mdo_upd_secy`,
+    /// `mdo_dev_open`) or drops it (`mdo_del_secy`).
+    torn: bool,
 }
 
 pub struct World {
@@ -198,6 +204,10 @@ pub struct World {
     under_claim: HashSet<usize>,
     /// Offloaded SecYs some operation showed to the module loaded now.
     observed: HashSet<usize>,
+    /// SecYs whose driver the module loaded now has not seen settled: an
+    /// operation on egress failed, or it was first seen through one that
+    /// does not hand the driver the whole SecY.
+    unsettled: RefCell<HashSet<usize>>,
     /// Bindings of the module loaded now: port → SecY (`None`: gone).
     bindings: HashMap<usize, Option<usize>>,
     bridge: Option<Arc<Bridge>>,
@@ -249,6 +259,7 @@ pub fn describe(r: &Rec) -> String {
                 Some(Reason::NoActiveTxSa) => "no-active-tx-sa",
                 Some(Reason::SecyDown) => "secy-down",
                 Some(Reason::OffloadOff) => "offload-off",
+                Some(Reason::Unsettled) => "unsettled",
                 Some(r) => return format!("note {:x} {p} {r:?}", n.dev),
             };
             format!("note {:x} {p} {why}", n.dev)
@@ -307,6 +318,7 @@ impl World {
             hw: RefCell::new(HashMap::new()),
             under_claim: HashSet::new(),
             observed: HashSet::new(),
+            unsettled: RefCell::new(HashSet::new()),
             bindings: HashMap::new(),
             bridge: None,
             next_ifindex: 2,
@@ -400,6 +412,7 @@ impl World {
         Bridge::publish(&b);
         self.bridge = Some(b.clone());
         self.observed.clear();
+        self.unsettled.borrow_mut().clear();
         self.under_claim.clear();
         self.bindings.clear();
         let g = Rtnl::lock();
@@ -584,8 +597,43 @@ impl World {
         let ret = self.driver(&ctx);
         if let Some(o) = &observer {
             o.after(rtnl, op, &ctx, ret);
+            self.learnt(secy, op, ret.is_ok());
         }
         Some(ret)
+    }
+
+    /// What the module learns of the driver from `op` on `secy`, as the
+    /// contract says: a failure on egress unsettles it (a SecY the module
+    /// does not know yet stays unknown, unless macsec.c goes on
+    /// regardless), a success that hands it the whole SecY or takes it away
+    /// settles it, and a SecY first seen through any other success is
+    /// unsettled.
+    fn learnt(&self, secy: &NetDevice, op: Mdo, ok: bool) {
+        let k = key(secy);
+        let known = self.observed.contains(&k);
+        let stats = matches!(
+            op,
+            Mdo::GetDevStats
+                | Mdo::GetTxScStats
+                | Mdo::GetTxSaStats
+                | Mdo::GetRxScStats
+                | Mdo::GetRxSaStats
+        );
+        let regardless = matches!(op, Mdo::DevStop | Mdo::DelSecy);
+        let settles = matches!(
+            op,
+            Mdo::AddSecy | Mdo::UpdSecy | Mdo::DevOpen | Mdo::DelSecy
+        );
+        let mut u = self.unsettled.borrow_mut();
+        if !ok {
+            if !stats && (known || regardless) {
+                u.insert(k);
+            }
+        } else if settles {
+            u.remove(&k);
+        } else if !known {
+            u.insert(k);
+        }
     }
 
     /// The driver: checks what the ports claim at this instant, then takes
@@ -597,8 +645,11 @@ impl World {
         let sw = ctx.secy().sw();
         let mut after = before;
         match ctx.op() {
-            Mdo::DevOpen => after.open = true,
             Mdo::DevStop => after.open = false,
+            Mdo::DevOpen => {
+                after.open = true;
+                after.torn = false;
+            }
             Mdo::AddSecy => {
                 after = Hw {
                     offloaded: true,
@@ -607,12 +658,14 @@ impl World {
                     encrypt: sw.encrypt,
                     encoding_sa: sw.encoding_sa,
                     tx_sa: [None; 4],
+                    torn: false,
                 }
             }
             Mdo::UpdSecy => {
                 after.protect = sw.protect;
                 after.encrypt = sw.encrypt;
                 after.encoding_sa = sw.encoding_sa;
+                after.torn = false;
             }
             Mdo::DelSecy => after = Hw::default(),
             Mdo::AddTxsa | Mdo::UpdTxsa => {
@@ -621,7 +674,18 @@ impl World {
             Mdo::DelTxsa => after.tx_sa[ctx.assoc_num() as usize] = None,
             _ => {}
         }
-        self.check_at_driver(secy, before, after, ctx.op());
+        // mlx5e's `mdo_upd_secy` runs with no TX rule between deleting
+        // them all and re-creating the encoding SA's, and fails there.
+        let torn = Hw {
+            torn: true,
+            ..before
+        };
+        let mid = if ctx.op() == Mdo::UpdSecy {
+            torn
+        } else {
+            before
+        };
+        self.check_at_driver(secy, before, mid, after, ctx.op());
         let ok = !self.fail_next.get();
         host::record(Rec::Mdo {
             secy: k,
@@ -631,6 +695,8 @@ impl World {
         // A SecY stopped is stopped, whatever the driver says.
         if ok || ctx.op() == Mdo::DevStop {
             self.hw.borrow_mut().insert(k, after);
+        } else if ctx.op() == Mdo::UpdSecy {
+            self.hw.borrow_mut().insert(k, torn);
         }
         if ok {
             Ok(())
@@ -651,6 +717,7 @@ impl World {
         };
         let sa = hw.tx_sa[hw.encoding_sa as usize % 4] == Some(true);
         if hw.offloaded
+            && !hw.torn
             && open
             && real.is_up()
             && real.carrier_ok()
@@ -665,12 +732,15 @@ impl World {
     }
 
     /// Safety, while the driver runs `op`: no port of the SecY claims more
-    /// than both the state before and the state after give.
-    fn check_at_driver(&self, secy: &NetDevice, before: Hw, after: Hw, op: Mdo) {
+    /// than the state before, the state the driver passes through (`mid`)
+    /// and the state after all give.
+    fn check_at_driver(&self, secy: &NetDevice, before: Hw, mid: Hw, after: Hw, op: Mdo) {
         self.absorb();
-        let bound = Self::truth(secy, before)
-            .rank()
-            .min(Self::truth(secy, after).rank());
+        let bound = [before, mid, after]
+            .into_iter()
+            .map(|hw| Self::truth(secy, hw).rank())
+            .min()
+            .unwrap_or(0);
         let Some(b) = &self.bridge else { return };
         let st = b.state.lock();
         let mut devs = self.port_devices();
@@ -1004,6 +1074,7 @@ impl World {
         self.secys.retain(|s| *s != d);
         self.hw.borrow_mut().remove(&key(d));
         self.observed.remove(&key(d));
+        self.unsettled.borrow_mut().remove(&key(d));
         self.under_claim.remove(&key(d));
         for b in self.bindings.values_mut() {
             if *b == Some(key(d)) {
@@ -1506,6 +1577,8 @@ impl World {
                     none(Reason::ProtectOff)
                 } else if !hw.encrypt {
                     none(Reason::EncryptOff)
+                } else if self.unsettled.borrow().contains(&key(s)) {
+                    none(Reason::Unsettled)
                 } else if relation == Some(Relation::Upper) {
                     none(Reason::Partial)
                 } else {

@@ -11,13 +11,23 @@
 //! Every operation is recorded in the trace buffer as it starts and as it
 //! returns (`macsec_test_nic: mdo_upd_txsa enter`, `... exit 0`).
 //!
+//! Its TX side is mlx5e's (`en_accel/macsec.c`): a TX SA is encrypted
+//! with once the driver installs its steering rule, which it does for the
+//! encoding SA only, when it is active (and, when added, the SecY
+//! operational). `mdo_upd_secy` deletes the rule of every TX SA, then
+//! installs the encoding SA's again; told to fail, it fails between, as
+//! mlx5e does when re-creating the rule fails, and mtn0 encrypts nothing
+//! from then on. Every change of the installed rule is recorded too
+//! (`macsec_test_nic: tx-rule sa0`, `... tx-rule none`). Every other
+//! operation told to fail fails before changing anything.
+//!
 //! With the alias `pn-wrap`, each frame mtn0 sends exhausts the packet
 //! numbers of the encoding SA of the SecY offloaded to it: the module calls
 //! `macsec_pn_wrapped()`, as aquantia and cn10k do from their interrupt
 //! paths, which clears the SA's `active` flag with no operation and no
 //! event.
 
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 use kernel::{bindings, prelude::*, str::CString, sync::rcu};
 
 #[path = "nic_model.rs"]
@@ -39,6 +49,113 @@ module! {
 /// private data, freed only after the netdev is unregistered and an RCU
 /// grace period has passed, after `mdo_del_secy`.
 static SECY: AtomicPtr<bindings::macsec_secy> = AtomicPtr::new(core::ptr::null_mut());
+
+/// The driver's record of the TX SAs of the SecY offloaded to mtn0, as
+/// mlx5e's `mlx5e_macsec_device` keeps it: bit `an` if SA `an` exists, bit
+/// `4 + an` if it is active. Only the operations touch it, and macsec.c
+/// calls every one under RTNL: relaxed atomics suffice.
+static TX_SAS: AtomicU8 = AtomicU8::new(0);
+
+/// The association number of the TX SA whose steering rule is installed,
+/// or [`NO_RULE`]. Written by the operations only (under RTNL).
+static TX_RULE: AtomicU8 = AtomicU8::new(NO_RULE);
+
+const NO_RULE: u8 = u8::MAX;
+
+/// Installs the rule of SA `an` (or none, with [`NO_RULE`]), recording a
+/// change in the trace buffer.
+fn set_rule(an: u8) {
+    if TX_RULE.swap(an, Ordering::Relaxed) == an {
+        return;
+    }
+    if an == NO_RULE {
+        record(fmt!("tx-rule none"));
+    } else {
+        record(fmt!("tx-rule sa{}", an));
+    }
+}
+
+/// Records SA `an` in the driver's record as present (with `active`) or
+/// absent; returns whether it was active before.
+fn set_sa(an: u8, present: Option<bool>) -> bool {
+    // macsec.c accepts association numbers 0 to 3 only.
+    if an >= 4 {
+        return false;
+    }
+    let (exists, active) = (1u8 << an, 1u8 << (4 + an));
+    let was = TX_SAS.load(Ordering::Relaxed);
+    let now = match present {
+        None => was & !(exists | active),
+        Some(true) => was | exists | active,
+        Some(false) => (was | exists) & !active,
+    };
+    TX_SAS.store(now, Ordering::Relaxed);
+    was & active != 0
+}
+
+/// The TX side of an operation that succeeds, as mlx5e does it.
+///
+/// # Safety
+///
+/// `ctx` is a valid MAC-offload context for operation `op`.
+unsafe fn tx_side(op: &str, ctx: *mut bindings::macsec_context) {
+    // SAFETY: every operation gets the SecY, valid for the call; macsec.c
+    // writes `encoding_sa` only under RTNL, which the call holds.
+    let (secy, enc) = unsafe { ((*ctx).secy, (*(*ctx).secy).tx_sc.encoding_sa) };
+    // The SA an SA operation names, and whether it is active.
+    let sa = || {
+        // SAFETY: called for the TX SA operations only, whose context
+        // names the SA (`sa.tx_sa`, valid for the call); its `active` is
+        // also cleared by the datapath on PN exhaustion
+        // (`macsec_pn_wrapped()`): read once.
+        unsafe {
+            let sa = (*ctx).sa.__bindgen_anon_1.tx_sa;
+            let active = !sa.is_null() && core::ptr::read_volatile(&raw const (*sa).active);
+            ((*ctx).sa.assoc_num, active)
+        }
+    };
+    match op {
+        "mdo_add_secy" | "mdo_del_secy" => {
+            TX_SAS.store(0, Ordering::Relaxed);
+            set_rule(NO_RULE);
+        }
+        // mlx5e_macsec_add_txsa(): the rule only for the active encoding
+        // SA of an operational SecY.
+        "mdo_add_txsa" => {
+            let (an, active) = sa();
+            set_sa(an, Some(active));
+            // SAFETY: the SecY is valid for the call; `operational` is
+            // also cleared by the datapath on PN exhaustion: read once.
+            let operational = unsafe { core::ptr::read_volatile(&raw const (*secy).operational) };
+            if operational && an == enc && active {
+                set_rule(an);
+            }
+        }
+        // mlx5e_macsec_upd_txsa(): only a change of `active` of the
+        // encoding SA touches a rule.
+        "mdo_upd_txsa" => {
+            let (an, active) = sa();
+            if set_sa(an, Some(active)) != active && an == enc {
+                set_rule(if active { an } else { NO_RULE });
+            }
+        }
+        "mdo_del_txsa" => {
+            let (an, _) = sa();
+            set_sa(an, None);
+            if TX_RULE.load(Ordering::Relaxed) == an {
+                set_rule(NO_RULE);
+            }
+        }
+        // mlx5e_macsec_upd_secy(), its second half: the encoding SA's rule
+        // again, if the driver holds that SA active.
+        "mdo_upd_secy" => {
+            if enc < 4 && TX_SAS.load(Ordering::Relaxed) & (1 << (4 + enc)) != 0 {
+                set_rule(enc);
+            }
+        }
+        _ => {}
+    }
+}
 
 /// Whether `dev` has an alias that `test` accepts.
 ///
@@ -109,10 +226,17 @@ unsafe fn offload(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
     // valid for the call.
     let lower = unsafe { (*ctx).__bindgen_anon_1.netdev };
     // SAFETY: as above.
-    if unsafe { told_to_fail(lower, op) } {
+    let fail = unsafe { told_to_fail(lower, op) };
+    if op == "mdo_upd_secy" {
+        // mlx5e_macsec_upd_secy(), its first half: every TX rule goes.
+        set_rule(NO_RULE);
+    }
+    if fail {
         pr_info!("{}: failing as told\n", op);
         return EIO.to_errno();
     }
+    // SAFETY: the caller's guarantee.
+    unsafe { tx_side(op, ctx) };
     if op == "mdo_add_txsa" || op == "mdo_upd_txsa" {
         // SAFETY: every operation gets the SecY, valid for the call.
         SECY.store(unsafe { (*ctx).secy }, Ordering::Release);
