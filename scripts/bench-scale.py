@@ -7,7 +7,9 @@ with P = 16, 128 and 1,024 ports, measured inside the kernel.
 
 For each size, in the order given, it grows or shrinks the topology to P
 veths (peers in another namespace), each carrying a software MACsec
-netdev: P SecYs, 3P netdevs. SECY is an offloaded MACsec netdev that already exists with
+netdev: P SecYs, 3P netdevs; the veths go in pairs, each SecY on the
+partner of the veth it is for (a SecY over the port itself is refused by
+`bind`). SECY is an offloaded MACsec netdev that already exists with
 an RXE device on it (one port). Then, for each module given (LABEL=path,
 e.g. before=... after=...), on the same topology, it loads the module,
 binds each veth to its own MACsec netdev (P more ports, relation
@@ -125,7 +127,7 @@ def resize(have, p):
                                 for i in new])),
         ('peer up', lambda: batch([f'link set mbp{i} up' for i in new], ns='mbpeer')),
         ('macsec', lambda: batch([f'link set mbv{i} up' for i in new]
-                                 + [f'link add link mbv{i} name mbs{i} type macsec port 1 '
+                                 + [f'link add link mbv{i ^ 1} name mbs{i} type macsec port 1 '
                                     'encrypt on' for i in new]
                                  + [f'link set mbs{i} up' for i in new])),
         ]

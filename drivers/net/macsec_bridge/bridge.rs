@@ -99,6 +99,11 @@ pub(crate) enum BindError {
     NotBound,
     /// No memory to track the port.
     NoMemory,
+    /// The SecY runs over the port (the port is one of its lower devices,
+    /// at any depth): the port's own traffic does not cross it.
+    Loop,
+    /// The module is unloading: it binds nothing any more.
+    Unloading,
 }
 
 /// Who owns `NETIF_F_HW_MACSEC` on a port.
@@ -1650,7 +1655,7 @@ impl Bridge {
     }
 
     /// Binds port `dev` to MACsec netdev `secy` (relation `bound`). The
-    /// caller checked that it may administer both namespaces.
+    /// caller checked that it holds the host's authority.
     pub(crate) fn bind(
         &self,
         rtnl: &mut RtnlGuard,
@@ -1666,7 +1671,14 @@ impl Bridge {
         if !secy.is_macsec() {
             return Err(BindError::NotSecy);
         }
-        let mut ret = Ok(());
+        // SAFETY: both devices are valid (the caller holds references), and
+        // RTNL is held (`rtnl`), under which `netdev_has_upper_dev()` walks
+        // the upper devices of `dev` at every depth (it asserts RTNL).
+        if unsafe { bindings::netdev_has_upper_dev(dev.as_raw(), secy.as_raw()) } {
+            return Err(BindError::Loop);
+        }
+        // Left so if the bridge is closing (the update then runs nothing).
+        let mut ret = Err(BindError::Unloading);
         let at = (Cause::Request, netlink::CMD_BIND.into(), dev.ifindex());
         self.update(&mut Locks::Own(rtnl), at, |st, _| {
             ret = (|| {
@@ -1697,24 +1709,14 @@ impl Bridge {
         ret
     }
 
-    /// The SecY port `dev` is bound to: `None` if it is not bound,
-    /// `Some(None)` if the binding is stale.
-    pub(crate) fn bound_secy(
-        &self,
-        _rtnl: &RtnlGuard,
-        dev: &NetDevice,
-    ) -> Option<Option<ARef<NetDevice>>> {
-        let st = self.state.lock();
-        let e = st.ports.of(dev)?;
-        e.binding.as_ref().map(|b| b.secy.clone())
-    }
-
     /// Undoes [`Bridge::bind`]: the port falls back to what the topology
     /// says, or is forgotten if it backs no RDMA device.
     pub(crate) fn unbind(&self, rtnl: &mut RtnlGuard, dev: &NetDevice) -> Result<(), BindError> {
-        let mut ret = Err(BindError::NotBound);
+        // Left so if the bridge is closing (the update then runs nothing).
+        let mut ret = Err(BindError::Unloading);
         let at = (Cause::Request, netlink::CMD_UNBIND.into(), dev.ifindex());
         self.update(&mut Locks::Own(rtnl), at, |st, _| {
+            ret = Err(BindError::NotBound);
             let p = &mut st.ports;
             let Some(&serial) = p.live.get(&key(dev)) else {
                 return;

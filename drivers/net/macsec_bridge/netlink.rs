@@ -373,6 +373,15 @@ fn refused(info: &Info<'_>, e: BindError) -> Error {
             EEXIST,
         ),
         BindError::NotBound => (A_DEV_IFINDEX, c"port is not bound", ENOENT),
+        BindError::Loop => (
+            A_DEV_SECY_IFINDEX,
+            c"the SecY runs over the port: the port's own traffic does not cross it",
+            EINVAL,
+        ),
+        BindError::Unloading => {
+            info.set_err_msg(None, c"the module is unloading");
+            return ENODEV;
+        }
         BindError::NoMemory => return ENOMEM,
     };
     info.set_err_msg(Some(kind), msg);
@@ -383,6 +392,7 @@ fn refused(info: &Info<'_>, e: BindError) -> Error {
 /// in the namespace `secy-netns-fd` or `secy-netnsid` names (default: the
 /// caller's).
 fn bind(info: &Info<'_>) -> Result {
+    host_authority(info)?;
     let fd = info.attr(A_DEV_SECY_NETNS_FD);
     let id = info.attr(A_DEV_SECY_NETNSID);
     let net: ARef<Net> = match (fd, id) {
@@ -416,15 +426,6 @@ fn bind(info: &Info<'_>) -> Result {
         })?,
         (None, None) => info.net().into(),
     };
-    // The genl core checked the caller's namespace (GENL_UNS_ADMIN_PERM);
-    // the SecY's is checked here, of the sender and the socket's opener.
-    if !info.net_admin_capable(&net) {
-        info.set_err_msg(
-            Some(A_DEV_SECY_IFINDEX),
-            c"CAP_NET_ADMIN over the SecY's network namespace is needed",
-        );
-        return Err(EPERM);
-    }
     let mut rtnl = Rtnl::lock();
     let dev = device(info, info.net(), A_DEV_IFINDEX, c"no such port")?;
     let secy = device(
@@ -438,27 +439,34 @@ fn bind(info: &Info<'_>) -> Result {
         .map_err(|e| refused(info, e))
 }
 
-/// `unbind`: port `ifindex` (caller's namespace) is no longer bound.
+/// Whether the request carries the host's authority: `CAP_NET_ADMIN` in the
+/// initial user namespace, of the sender and of the socket's opener. The
+/// genl core only checked it over the caller's own network namespace
+/// (`GENL_UNS_ADMIN_PERM`), which a pod's root holds when the pod has a user
+/// namespace of its own.
 ///
-/// Whoever may bind may unbind: the caller administers the port's namespace
-/// (the genl core checked) and that of the SecY the port is bound to. A
-/// port moved into a pod is thus not the pod's to unbind, nor to bind anew
-/// once unbound. A stale binding (its SecY gone) protects nothing, and the
-/// port's administrator may drop it.
+/// A binding is a claim the module cannot check: that the port's traffic
+/// leaves through the SecY (on a DPU, through its uplink). Made by a pod's
+/// root, over a VF it was given and a SecY it offloaded in its own
+/// namespace, it would be a forged claim the scheduler trusts. So only the
+/// host's administrator binds, and unbinds: a port moved into a pod is not
+/// the pod's to unbind, nor to bind anew.
+fn host_authority(info: &Info<'_>) -> Result {
+    if info.net_admin_capable(Net::init_net()) {
+        return Ok(());
+    }
+    info.set_err_msg(
+        None,
+        c"CAP_NET_ADMIN in the initial user namespace is needed: a binding is the host's claim",
+    );
+    Err(EPERM)
+}
+
+/// `unbind`: port `ifindex` (caller's namespace) is no longer bound. Whoever
+/// may bind may unbind (see [`host_authority`]).
 fn unbind(info: &Info<'_>) -> Result {
+    host_authority(info)?;
     let mut rtnl = Rtnl::lock();
     let dev = device(info, info.net(), A_DEV_IFINDEX, c"no such port")?;
-    bridge::with(|b| {
-        if let Some(Some(secy)) = b.bound_secy(&rtnl, &dev) {
-            if !info.net_admin_capable(secy.net()) {
-                info.set_err_msg(
-                    Some(A_DEV_IFINDEX),
-                    c"CAP_NET_ADMIN over the SecY's network namespace is needed",
-                );
-                return Err(EPERM);
-            }
-        }
-        b.unbind(&mut rtnl, &dev).map_err(|e| refused(info, e))
-    })
-    .ok_or(ENODEV)?
+    bridge::with(|b| b.unbind(&mut rtnl, &dev).map_err(|e| refused(info, e))).ok_or(ENODEV)?
 }

@@ -277,6 +277,45 @@ fn failed_update_stays_retracted() {
     w.check_unloaded();
 }
 
+/// A port under the SecY cannot be bound to it: the port's own traffic
+/// does not cross the SecY. Refused before anything changes.
+#[test]
+fn bind_to_a_secy_over_the_port_is_refused() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_secy_port();
+    w.step(&Step::RdmaAdd {
+        on: Target::Lower(0),
+    });
+    let (nic, secy) = (w.lowers[0], w.secy(s));
+    let mut g = crate::net::rtnl::Rtnl::lock();
+    assert_eq!(w.b().bind(&mut g, nic, secy), Err(bridge::BindError::Loop));
+    drop(g);
+    assert_eq!(
+        w.verdict_of_lower(0),
+        (Protection::None, Some(Reason::Partial))
+    );
+    w.unload();
+    w.check_unloaded();
+}
+
+/// A request that reaches the bridge once unload began (the family goes
+/// last) fails, saying so, rather than succeeding with nothing bound.
+#[test]
+fn bind_during_unload_fails() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_bound_port();
+    let mut got = None;
+    w.unload_with(|w, g| {
+        let (port, secy) = (w.plains[1], w.secy(s));
+        got = Some((w.b().bind(g, port, secy), w.b().unbind(g, w.plains[0])));
+    });
+    let unloading = Err(bridge::BindError::Unloading);
+    assert_eq!(got, Some((unloading, unloading)));
+    w.check_unloaded();
+}
+
 /// Turning offload off fails in the driver (`mdo_del_secy`): the port
 /// shows the SecY as not offloaded until the next operation shows it whole
 /// (claiming less than is true, never more), then comes back.

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `bind` and `unbind` refuse bad input with an extack message and change
-# nothing; callers without CAP_NET_ADMIN over both namespaces get EPERM,
-# and every caller sees only its own namespace's ports.
+# nothing; callers without CAP_NET_ADMIN in the initial user namespace get
+# EPERM (a pod's root among them, even over devices and SecYs of its own),
+# a port under the SecY gets EINVAL, and every caller sees only its own
+# namespace's ports.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -11,7 +13,7 @@ dpu_bed veth
 require_cmd setpriv unshare
 
 ktap_print_header
-ktap_set_plan 28
+ktap_set_plan 35
 
 H=$(ifindex h0)
 S=$(ifindex macsec0 "$DPU")
@@ -78,9 +80,11 @@ refused "a MACsec netdev as the port" "$EINVAL" "its own SecY" \
 ip link del hm0
 OP=unbind refused "unbind of a port that is not bound" "$ENOENT" "not bound" "{\"ifindex\": $H}"
 
+quiet() { "$@" >/dev/null 2>&1; }
+
 # Privilege: dropped CAP_NET_ADMIN fails in the genl core; a user namespace
-# that owns its own network namespace passes it there, and then needs
-# CAP_NET_ADMIN over the DPU's too.
+# that owns its own network namespace passes it there, and then needs the
+# host's authority, CAP_NET_ADMIN in the initial user namespace.
 refused "without CAP_NET_ADMIN: EPERM" "$EPERM" "" \
 	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}" \
 	setpriv --inh-caps=-all --bounding-set=-net_admin
@@ -100,12 +104,50 @@ export YNL_CLI YNL_SPEC ROW_DIR S
 unshare --user --map-root-user --net --mount bash -c \
 	'mount -t sysfs sysfs /sys && userns_bind' >"$ROW_DIR/userns" 2>&1 9<"/run/netns/$DPU"
 rc=$?
-check "user namespace owning its netns: EPERM over the DPU's" \
-	bash -c "[ $rc -ne 0 ] && grep -qE -- '$EPERM' '$ROW_DIR/userns' && grep -q \"CAP_NET_ADMIN over the SecY's\" '$ROW_DIR/userns'"
+check "user namespace owning its netns: EPERM, the host's authority needed" \
+	bash -c "[ $rc -ne 0 ] && grep -qE -- '$EPERM' '$ROW_DIR/userns' && grep -q 'CAP_NET_ADMIN in the initial user namespace' '$ROW_DIR/userns'"
 check "... and its dump shows none of the host's ports" [ "$(cat "$ROW_DIR/userns.dump")" = "[]" ]
+
+# A pod whose root owns its user and network namespaces, with a netdevsim
+# port (a VF, as DRANet hands them to pods) and a veth of its own: it
+# offloads a SecY to the VF and binds the veth to it. Allowed, the veth
+# would report offload-mac on the pod's word alone, a claim the scheduler
+# trusts. Then the host's root binds the VF itself to the SecY over it: the
+# VF's own traffic does not cross that SecY (it is `upper`), so EINVAL.
+unshare --user --map-root-user --net --fork --kill-child sleep 600 </dev/null >/dev/null 2>&1 &
+POD_PID=$!
+pod_cleanup() {
+	kill -KILL "$POD_PID" 2>/dev/null
+	ip netns del mb_errpod 2>/dev/null
+	dpu_cleanup
+}
+on_exit pod_cleanup
+as_pod_root() { nsenter -t "$POD_PID" -U -n --preserve-credentials -- "$@"; }
+in_pod_userns() { [ "$(readlink "/proc/$POD_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
+pod_bed() {
+	wait_for 50 in_pod_userns && ip netns attach mb_errpod "$POD_PID" &&
+		nsim_new 1 mb_errpod && ip -n mb_errpod link set "$(nsim_port "$NSIM_ID" 0 mb_errpod)" name vf0 &&
+		as_pod_root ip link set vf0 up &&
+		as_pod_root ip link add link vf0 pm0 type macsec port 5 encrypt on offload mac &&
+		as_pod_root ip link set pm0 up &&
+		as_pod_root ip link add pv0 type veth peer name pv1
+}
+check "a pod's root offloads a SecY to its VF and makes a veth" pod_bed
+PV=$(ifindex pv0 mb_errpod) VF=$(ifindex vf0 mb_errpod) PM=$(ifindex pm0 mb_errpod)
+refused "the pod's root binds its veth to its SecY: EPERM" "$EPERM" \
+	"CAP_NET_ADMIN in the initial user namespace" \
+	"{\"ifindex\": $PV, \"secy-ifindex\": $PM}" as_pod_root
+check "... nothing bound: pv0 is no port" \
+	[ "$(port_field <(ynl_in mb_errpod --dump dev-get) pv0 protection)" = absent ]
+NS=mb_errpod refused "the host binds the VF to the SecY over it: EINVAL" "$EINVAL" \
+	"the SecY runs over the port" "{\"ifindex\": $VF, \"secy-ifindex\": $PM}"
+check "... nothing bound: vf0 is no port" \
+	[ "$(port_field <(ynl_in mb_errpod --dump dev-get) vf0 protection)" = absent ]
+check "the host binds the pod's veth to the pod's SecY: its claim to make" \
+	quiet ynl_in mb_errpod --do bind --json "{\"ifindex\": $PV, \"secy-ifindex\": $PM}"
+check "... and unbinds it" quiet ynl_in mb_errpod --do unbind --json "{\"ifindex\": $PV}"
 check "after all that, nothing changed" [ "$(ynl --dump dev-get)" = "$(cat "$ROW_DIR/before")" ]
 
-quiet() { "$@" >/dev/null 2>&1; }
 check "bind h0 (no RDMA device on it yet)" quiet dpu_bind h0
 ynl --dump dev-get >"$ROW_DIR/bound"
 check "... relation bound, no RDMA device" \

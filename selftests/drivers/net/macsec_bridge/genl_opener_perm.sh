@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The right to reach into the SecY's namespace is asked of the socket's
-# opener too, as the generic netlink core asks it for the socket's own
-# namespace (netlink_ns_capable()). A pod's root, in a user namespace of its
-# own, opens a generic netlink socket and hands it to the host's root; the
-# port h0 lives in the pod. Through that socket the host's root may not
-# bind h0 to the DPU's macsec0, nor unbind it: the pod administers only
-# its own namespace. Through a socket of its own in the same namespace, it
+# The host's authority (CAP_NET_ADMIN in the initial user namespace) is
+# asked of the socket's opener too, as the generic netlink core asks it
+# (netlink_ns_capable()). A pod's root, in a user namespace of its own,
+# opens a generic netlink socket and hands it to the host's root; the port
+# h0 lives in the pod. Through that socket the host's root may not bind h0
+# to the DPU's macsec0, nor unbind it: the pod's root has no authority
+# over the host. Through a socket of its own in the same namespace, it
 # may. Each refusal carries EPERM and an extack and changes nothing.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +18,7 @@ ktap_print_header
 ktap_set_plan 9
 
 OUT=$ROW_DIR/opener
-MSG="CAP_NET_ADMIN over the SecY's network namespace is needed"
+MSG="CAP_NET_ADMIN in the initial user namespace is needed: a binding is the host's claim"
 EPERM=1
 # said STEP WORDS...: the step's line reads STEP WORDS.
 said() {

@@ -5,7 +5,8 @@
     scale.py N
 
 Ports mbv0 ... mbv(N-1) are bound, each to its own software MACsec netdev
-mbs0 ... on top of it (scale.sh made them). With the module's
+mbs0 ... on top of its partner (mbv1 for mbv0, mbv0 for mbv1, and so on:
+scale.sh made them). With the module's
 macsec_bridge_update tracepoint on and a socket on the monitor group,
 runs three rows and prints one JSON object:
 

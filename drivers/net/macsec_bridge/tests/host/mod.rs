@@ -109,6 +109,28 @@ pub mod bindings {
             .map_or(core::ptr::null_mut(), |r| r.as_raw())
     }
 
+    /// Whether `upper` is stacked over `dev`, at any depth: the world
+    /// stacks only MACsec netdevs, each on its real device.
+    ///
+    /// # Safety
+    ///
+    /// Both are world devices; RTNL is held.
+    pub unsafe fn netdev_has_upper_dev(dev: *mut net_device, upper: *mut net_device) -> bool {
+        assert!(crate::net::rtnl::Rtnl::held());
+        let mut d = upper;
+        loop {
+            // SAFETY: a world device (the caller's guarantee), and each real
+            // device of one is one too.
+            d = unsafe { macsec_get_real_dev(d) };
+            if d.is_null() {
+                return false;
+            }
+            if d == dev {
+                return true;
+            }
+        }
+    }
+
     /// # Safety
     ///
     /// `dev` is a world MACsec netdev.

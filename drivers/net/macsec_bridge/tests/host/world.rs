@@ -13,7 +13,7 @@ use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::{Cipher, Context, Mdo, Offload, SecY, SecyData, Sw};
 use crate::net::namespace::Net;
 use crate::net::notifier::{self, NetdevEvent};
-use crate::net::rtnl::Rtnl;
+use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::prelude::*;
 use crate::rdma;
 use crate::str::CStr;
@@ -378,7 +378,7 @@ impl World {
         self.next_ifindex
     }
 
-    fn b(&self) -> &Arc<Bridge> {
+    pub fn b(&self) -> &Arc<Bridge> {
         self.bridge.as_ref().expect("the module is loaded")
     }
 
@@ -441,12 +441,19 @@ impl World {
     /// unregistered (DOWN and UNREGISTER replayed, ignored), the bridge
     /// unpublished and let go.
     pub fn unload(&mut self) {
+        self.unload_with(|_, _| {});
+    }
+
+    /// [`World::unload`], running `f` right after the bridge shut down,
+    /// as a request of the family (unregistered last) can.
+    pub fn unload_with(&mut self, f: impl FnOnce(&Self, &mut RtnlGuard)) {
         for r in self.rdmas.clone() {
             self.client_remove(r);
         }
         {
             let mut g = Rtnl::lock();
             self.b().shutdown(&mut g);
+            f(self, &mut g);
             for d in self.all_devices() {
                 if d.is_up() {
                     notifier::call(NetdevEvent::GoingDown(d));
@@ -1423,7 +1430,12 @@ impl World {
                     let mut g = Rtnl::lock();
                     let ret = self.b().bind(&mut g, port, secy);
                     drop(g);
+                    // A NIC under the SecY: its own traffic does not cross it.
+                    let under = secy.macsec.as_ref().and_then(|m| m.real.get());
                     match self.bindings.entry(key(port)) {
+                        _ if under.is_some_and(|l| *l == *port) => {
+                            assert_eq!(ret, Err(BindError::Loop))
+                        }
                         Entry::Occupied(_) => assert_eq!(ret, Err(BindError::AlreadyBound)),
                         Entry::Vacant(_) if ret == Err(BindError::NoMemory) => {
                             assert!(crate::alloc::failed() > self.failed_base);
@@ -1845,6 +1857,10 @@ impl World {
 
     pub fn verdict_of_plain(&self, p: usize) -> (Protection, Option<Reason>) {
         self.verdict_of(self.plains[p])
+    }
+
+    pub fn verdict_of_lower(&self, l: usize) -> (Protection, Option<Reason>) {
+        self.verdict_of(self.lowers[l])
     }
 
     pub fn verdict_of_secy(&self, s: usize) -> (Protection, Option<Reason>) {
