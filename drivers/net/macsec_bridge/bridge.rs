@@ -570,6 +570,30 @@ impl State {
         Ok(())
     }
 
+    /// The offload operations of `dev` cannot be observed (interposing it
+    /// failed at its REGISTER, after a namespace move say): every SecY
+    /// stacked over it, whose operations reach its `macsec_ops` (a VLAN's
+    /// forward there), is unknown from now on, and its ports claim
+    /// nothing. An operation on such a SecY is seen again only once `dev`
+    /// is interposed again (at a later REGISTER), and leaves it unsettled
+    /// until one settles it (see [`lockstep::learn`]). O(S) SecYs, on a
+    /// failure.
+    fn unobserved(&mut self, _rtnl: &Rtnl, dev: &NetDevice) {
+        let State { ports, secys, .. } = self;
+        for (&d, s) in secys.iter_mut() {
+            // SAFETY: both devices are valid (`dev` for the event, `s.dev`
+            // by its reference), and RTNL is held (`_rtnl`), under which
+            // `netdev_has_upper_dev()` walks `dev`'s upper devices.
+            if !unsafe { bindings::netdev_has_upper_dev(dev.as_raw(), s.dev.as_raw()) } {
+                continue;
+            }
+            s.known = Knowledge::Unknown;
+            ports.of_secy(d, s.lower.as_deref().map(key), |e| {
+                e.port.observe(Knowledge::Unknown);
+            });
+        }
+    }
+
     /// Marks every port that an event on `dev` may change: its own, and if
     /// it is a SecY or the real device of some, every port of those.
     fn touch_around(&mut self, dev: &NetDevice) {
@@ -1008,7 +1032,9 @@ fn reread(rtnl: &Rtnl, st: &mut State) {
     }
 }
 
-/// [`reread`] of SecY `s`, keyed `d`.
+/// [`reread`] of SecY `s`, keyed `d`: its flags and TX SAs, and whether it
+/// is still offloaded (an offload turned off where the module could not
+/// see it, its real device not observed).
 fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
     let (Some(view), Knowledge::Known(k)) = (&s.view, s.known) else {
         return;
@@ -1016,7 +1042,12 @@ fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
     if k.offload == Offload::Off {
         return;
     }
-    let now = with_flags(k, view.get(rtnl));
+    let mut now = with_flags(k, view.get(rtnl));
+    // SAFETY: `s.dev` is a MACsec netdev (a tracked SecY), valid by its
+    // reference; its offload mode changes only under RTNL, which is held.
+    if !unsafe { bindings::macsec_netdev_is_offloaded(s.dev.as_raw()) } {
+        now.offload = Offload::Off;
+    }
     if now == k {
         return;
     }
@@ -1489,14 +1520,18 @@ impl Bridge {
                         // SAFETY: this is the device's own REGISTER, and
                         // its table was installed just now.
                         unsafe { fx.restore(rtnl, i) };
+                        st.unobserved(rtnl, dev);
                     }
                 }
                 Err(e) if e == EOPNOTSUPP => {}
-                Err(e) => warn_ratelimited!(
-                    "{}: cannot observe its MACsec offload ({:?}): its SecYs stay unknown\n",
-                    dev.name(),
-                    e
-                ),
+                Err(e) => {
+                    warn_ratelimited!(
+                        "{}: cannot observe its MACsec offload ({:?}): its SecYs are unknown\n",
+                        dev.name(),
+                        e
+                    );
+                    st.unobserved(rtnl, dev);
+                }
             }
             if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(dev).is_err() {
                 warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());

@@ -316,6 +316,63 @@ fn bind_during_unload_fails() {
     w.check_unloaded();
 }
 
+/// The NIC moves to another namespace, its SecY staying (as one on a VLAN
+/// over it does), and interposing it again at its REGISTER fails for want
+/// of memory: the SecY's operations go unseen from then on, so its port
+/// claims nothing, reason unknown, even once the NIC is up again; when
+/// the NIC is interposed again (moved back), the SecY is unsettled until
+/// an update settles it. Each allocation of the move is failed in turn.
+#[test]
+fn lost_observation_is_unknown() {
+    let _g = serial();
+    let mut hit = 0;
+    for n in 0..64 {
+        let mut w = World::new();
+        let s = w.protected_bound_port();
+        w.step(&Step::Oom { n });
+        w.step(&Step::NicMove { l: 0 });
+        // Whether the NIC was interposed again at its REGISTER.
+        let lost = w.lowers[0].observer.borrow().is_none();
+        w.step(&Step::LowerLink { l: 0, up: true });
+        w.step(&Step::Carrier { l: 0, on: true });
+        if lost {
+            hit += 1;
+            assert_eq!(
+                w.verdict_of_plain(0),
+                (Protection::None, Some(Reason::Unknown)),
+                "fault {n}"
+            );
+            // Observed again: an operation shows the SecY, unsettled; an
+            // update settles it.
+            w.step(&Step::NicMove { l: 0 });
+            w.step(&Step::LowerLink { l: 0, up: true });
+            w.step(&Step::Carrier { l: 0, on: true });
+            assert_eq!(w.verdict_of_plain(0).1, Some(Reason::Unknown), "fault {n}");
+            w.step(&Step::Stats { s });
+            assert_eq!(
+                w.verdict_of_plain(0).1,
+                Some(Reason::Unsettled),
+                "fault {n}"
+            );
+            w.step(&Step::Flags {
+                s,
+                encrypt: None,
+                protect: None,
+                encoding_sa: None,
+                fail: false,
+            });
+            assert_eq!(
+                w.verdict_of_plain(0),
+                (Protection::OffloadMac, None),
+                "fault {n}"
+            );
+        }
+        w.unload();
+        w.check_unloaded();
+    }
+    assert!(hit > 0, "no fault reached the interposer");
+}
+
 /// Turning offload off fails in the driver (`mdo_del_secy`): the port
 /// shows the SecY as not offloaded until the next operation shows it whole
 /// (claiming less than is true, never more), then comes back.

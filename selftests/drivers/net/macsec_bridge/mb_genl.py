@@ -57,6 +57,19 @@ datagram at a time with a change made between two of them.
         the operation on the untracked SecY held it down no longer than it
         ran. Prints what happened; exits 1 if PORT stays down, or if no
         fault left mbf0 untracked.
+    mb_genl.py lower-faults NETNS NIC PORT SECY
+        moves the NIC NIC (the real device of a VLAN carrying the
+        offloaded SecY SECY, to which PORT is bound and protected) into the
+        namespace file NETNS and back, failing the allocations of the move
+        there one at a time from the last backwards (from 16 past the
+        count to 100 before it; up to three passes, each counting again),
+        until one is the module's interposer at the NIC's REGISTER (the
+        kernel log says it cannot observe the NIC). Then, with the NIC up
+        in NETNS, PORT must say none/unknown; back and observed again,
+        still none/unknown; after an update of SECY that changes nothing
+        (it settles the driver), offload-mac. Every fault that missed the
+        module must leave PORT offload-mac. Prints what happened; exits 1
+        on a violation, or if no fault reached the module.
     mb_genl.py churn NETNS SECY_IFINDEX PORT STOP
         until the file STOP exists: binds PORT to SECY_IFINDEX (in the
         namespace file NETNS), dumps, unbinds, dumps, finding the family
@@ -107,7 +120,8 @@ REASONS = {0: 'none', 1: 'unknown', 4: 'secy-down'}
 # rtnetlink (include/uapi/linux/rtnetlink.h, if_link.h): a MACsec link.
 RTM_NEWLINK = 16
 NLM_F_EXCL, NLM_F_CREATE, NLA_F_NESTED = 0x200, 0x400, 0x8000
-IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO = 3, 5, 18
+IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO, IFLA_NET_NS_FD = 3, 5, 18, 28
+IFF_UP = 0x1
 IFLA_INFO_KIND, IFLA_INFO_DATA = 1, 2
 IFLA_MACSEC_OFFLOAD, MACSEC_OFFLOAD_MAC = 15, 2
 A_GENERATION = 12
@@ -754,7 +768,130 @@ def secy_faults(netns, lower, port, secy):
     return 0 if ok else 1
 
 
+def link_msg(name, up=None, netns_fd=None):
+    """An RTM_NEWLINK for the device NAME (looked up by name): set up, or
+    into the namespace file descriptor NETNS_FD."""
+    ifi = struct.pack('BxHiII', socket.AF_UNSPEC, 0, 0, IFF_UP if up else 0,
+                      IFF_UP if up is not None else 0)
+    body = ifi + attr(IFLA_IFNAME, name.encode() + b'\0')
+    if netns_fd is not None:
+        body += attr(IFLA_NET_NS_FD, struct.pack('I', netns_fd))
+    return struct.pack('IHHII', 16 + len(body), RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, 1, 0) + body
+
+
+def rt_request(sock, msg):
+    """Sends an rtnetlink request; its errno (0: done)."""
+    sock.send(msg)
+    while True:
+        data = sock.recv(8192)
+        kind, = struct.unpack_from('H', data, 4)
+        if kind == NLMSG_ERROR:
+            return -struct.unpack_from('i', data, 16)[0]
+
+
+def lower_faults(netns, nic, port, secy):
+    """See the module's doc string."""
+    fail = FailNth()
+    libc = ctypes.CDLL(None, use_errno=True)
+    g = Genl()
+    home = os.open('/proc/self/ns/net', os.O_RDONLY)
+    away = os.open(netns, os.O_RDONLY)
+    rt = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    rt.bind((0, 0))
+    rt.settimeout(60)
+    # A socket in NETNS, for the NIC once it is there.
+    nscall(libc.setns, away, CLONE_NEWNET)
+    rt_away = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    rt_away.bind((0, 0))
+    rt_away.settimeout(60)
+    nscall(libc.setns, home, CLONE_NEWNET)
+    kmsg = os.open('/dev/kmsg', os.O_RDONLY | os.O_NONBLOCK)
+    os.lseek(kmsg, 0, os.SEEK_END)
+    move = link_msg(nic, netns_fd=away)
+
+    def warned():
+        """Whether the kernel logged, since the last call, that the module
+        cannot observe NIC."""
+        hit = False
+        while True:
+            try:
+                rec = os.read(kmsg, 8192).decode(errors='replace')
+            except BlockingIOError:
+                return hit
+            except OSError:  # a record overwritten before it was read
+                continue
+            hit |= f'{nic}: cannot observe its MACsec offload' in rec
+
+    def add(n):
+        """NIC into NETNS with the n-th allocation failing (see faulted)."""
+        return faulted(fail, rt, move, n)
+
+    def exists():
+        return rt_request(rt_away, link_msg(nic, up=True)) == 0
+
+    def delete():
+        """NIC back, and up."""
+        if rt_request(rt_away, link_msg(nic, netns_fd=home)) or rt_request(rt, link_msg(nic, up=True)):
+            raise OSError(f'cannot bring {nic} back')
+
+    def settled(want):
+        """PORT's verdict once it is WANT, or after 10 s: a VLAN takes its
+        real device's carrier from the link watch, a moment after the
+        device comes up."""
+        end = time.monotonic() + 10
+        while True:
+            v = verdict(g, port)
+            if v == want or time.monotonic() > end:
+                return v
+            time.sleep(0.05)
+
+    def settle():
+        subprocess.run(['ip', 'link', 'set', secy, 'type', 'macsec', 'encrypt', 'on'], check=True)
+        return settled('offload-mac/none')
+
+    WINDOW, MARGIN, PASSES = 100, 16, 3
+    bad = []
+    found = None
+    for p in range(1, PASSES + 1):
+        total = count_allocations(f'moving {nic}', add, exists, delete)
+        if total is None:
+            return 1
+        warned()
+        for n in range(total + MARGIN, max(total - WINDOW, 0), -1):
+            add(n)
+            if not exists():
+                continue
+            hit = warned()
+            # Unknown comes before lower-down among the reasons: no wait.
+            there = verdict(g, port) if hit else settled('offload-mac/none')
+            delete()
+            if hit:
+                back = verdict(g, port)
+                found = (n, p, total, there, back, settle())
+                break
+            again = settled('offload-mac/none')
+            if (there, again) != ('offload-mac/none',) * 2:
+                bad.append(f'fault {n} missed the module, yet {port} says {there} with {nic} '
+                           f'up there, {again} back')
+        if found:
+            break
+        print(f'moving {nic}: {total} allocations; pass {p}: no fault from {total + MARGIN} '
+              f'down to {max(total - WINDOW, 0) + 1} reached the module')
+    for b in bad[:10]:
+        print(b)
+    if not found:
+        return 1
+    n, p, total, there, back, settled = found
+    print(f'moving {nic}: {total} allocations; failing allocation {n} (pass {p}) left it '
+          f'unobserved: {port} says {there} with {nic} up there; {back} back and observed '
+          f'again; {settled} once an update settled the driver')
+    ok = (there, back, settled) == ('none/unknown', 'none/unknown', 'offload-mac/none')
+    return 0 if ok and not bad else 1
+
+
 def main():
+    if sys.argv[1] == 'lower-faults':
+        return lower_faults(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     if sys.argv[1] == 'secy-faults':
         return secy_faults(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     if sys.argv[1] == 'churn':

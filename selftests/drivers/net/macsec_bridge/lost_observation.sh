@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A device whose offload operations the module can no longer observe: the
+# SecYs over it claim nothing (reason unknown) until it is observed again,
+# and then only once an update settles their driver. The model NIC mtn0
+# carries a VLAN, mv0, and on it the offloaded SecY macsec0 (the VLAN
+# forwards macsec0's operations to mtn0's macsec_ops, where the module
+# observes them); h0 is bound to macsec0 and says offload-mac. mtn0 moves
+# to another network namespace and back, mv0 and macsec0 staying, with the
+# allocations of the move failed one at a time from the last backwards
+# (failslab through the task's fail-nth knob) until one is the module's
+# interposer at mtn0's REGISTER there, which the kernel log reports. From
+# then on macsec0's operations would reach the driver unseen: h0 must say
+# none, reason unknown, with mtn0 up there; still unknown once mtn0 is
+# back and observed again; offload-mac only after an update of nothing
+# settles the driver. Every fault that missed the module must leave h0
+# offload-mac.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+nic_bed
+[ -d /sys/kernel/debug/failslab ] && [ -e /proc/self/fail-nth ] ||
+	ktap_exit_fail_msg "no failslab or fail-nth: the test kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS"
+setup_ns LOST || ns_broken LOST
+lost_cleanup() {
+	ip -n "$LOST" link set mtn0 netns 1 2>/dev/null
+	ip link del h0 2>/dev/null
+	ip link del macsec0 2>/dev/null
+	ip link del mv0 2>/dev/null
+	cleanup_ns
+	nic_cleanup
+}
+on_exit lost_cleanup
+
+ktap_print_header
+ktap_set_plan 4
+
+check "load" insmod_bridge "$MODULE_KO"
+bed() {
+	ip link add link mtn0 name mv0 type vlan id 100 && ip link set mv0 up &&
+		ip link add link mv0 macsec0 type macsec port 4 encrypt on offload mac &&
+		ip link set macsec0 up &&
+		ip macsec add macsec0 tx sa 0 pn 1 on key 01 "$MB_KEY" &&
+		ip link add h0 type veth peer name h0p && ip link set h0 up &&
+		ynl --do bind --json "{\"ifindex\": $(ifindex h0), \"secy-ifindex\": $(ifindex macsec0)}" \
+			>/dev/null &&
+		[ "$(port_field <(ynl --dump dev-get) h0 protection)" = offload-mac ]
+}
+check "h0 bound to macsec0, on a VLAN over the model NIC: offload-mac" bed
+sweep() {
+	/usr/bin/python3 "$lib_dir/mb_genl.py" lower-faults "/run/netns/$LOST" mtn0 h0 macsec0 \
+		>"$ROW_DIR/sweep" 2>&1
+	local rc=$?
+	sed 's/^/# /' "$ROW_DIR/sweep"
+	return $rc
+}
+check "the moved NIC not observed: h0 unknown, then unknown until an update settles it" sweep
+check "unload" rmmod macsec_bridge
+
+ktap_finished
