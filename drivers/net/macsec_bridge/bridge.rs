@@ -961,6 +961,7 @@ fn unobserved(dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledge {
         encoding_sa: 0,
         tx_sa: [None; NUM_AN],
         unsettled: false,
+        doubt: 0,
     })
 }
 
@@ -984,6 +985,7 @@ fn snapshot(ctx: &Context<'_>) -> SecyState {
         encoding_sa: 0,
         tx_sa: [None; NUM_AN],
         unsettled: false,
+        doubt: 0,
     };
     with_flags(links, secy)
 }

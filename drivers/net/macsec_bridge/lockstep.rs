@@ -126,6 +126,26 @@ pub struct SecyState {
     /// [`Reason::Unsettled`]. Not the SecY's to say: the module learns it
     /// from the operations it sees ([`learn`]).
     pub unsettled: bool,
+    /// The TX SAs (bit `an`) whose record in the driver may differ from
+    /// `macsec.c`'s: an operation on the SA failed (mlx5e's
+    /// `mdo_upd_txsa` writes its record of `active` before it can fail,
+    /// and its `mdo_upd_secy` rebuilds the TX rules from those records), or
+    /// the module first saw the SecY with the driver's records unknown.
+    /// Learnt as [`SecyState::unsettled`] is.
+    pub doubt: u8,
+}
+
+/// Every association number in doubt ([`SecyState::doubt`]).
+pub const ALL_IN_DOUBT: u8 = (1 << NUM_AN) - 1;
+
+/// The bit of association number `an` in [`SecyState::doubt`] (none for an
+/// out-of-range number).
+fn an_bit(an: u8) -> u8 {
+    if usize::from(an) < NUM_AN {
+        1 << an
+    } else {
+        0
+    }
 }
 
 impl SecyState {
@@ -302,13 +322,15 @@ impl Op {
 
     /// Whether a success hands the driver the whole SecY, or takes all of
     /// it away, so that what the driver holds is known again: `add_secy`
-    /// (a new offload), `upd_secy` (mlx5e re-creates every TX rule from
-    /// the SecY), `dev_open` (the drivers that implement it program the
-    /// whole SecY), `del_secy` (nothing left). Other operations touch one
-    /// SA, or nothing, and leave what the driver holds as unsettled as it
-    /// was.
+    /// (a new offload) and `del_secy` (nothing left) always; `upd_secy`
+    /// (mlx5e deletes every TX rule and re-creates the encoding SA's from
+    /// its own record of that SA) when that record is not in doubt (see
+    /// [`learn`]). Not `dev_open`: aquantia's, with no carrier, programs
+    /// nothing and returns 0 (it programs at link up, unseen). Other
+    /// operations touch one SA, or nothing, and leave what the driver
+    /// holds as unsettled as it was.
     pub fn settles(self) -> bool {
-        matches!(self, Op::AddSecy | Op::UpdSecy | Op::DevOpen | Op::DelSecy)
+        matches!(self, Op::AddSecy | Op::UpdSecy | Op::DelSecy)
     }
 }
 
@@ -353,30 +375,49 @@ pub fn in_flight(at_call: SecyState, op: Op) -> SecyState {
 /// `macsec.c` has not yet undone a change the driver refused).
 ///
 /// The driver holds what it was handed only if the operation succeeded: a
-/// failure of an operation on egress leaves the driver unsettled, and only
-/// an operation that [`Op::settles`] it settles it. A SecY first seen now
-/// (`was` not known) is unsettled unless `op` settles it: the module did
-/// not see what the driver was handed before. On failure the SecY is as
-/// `macsec.c` restores it, which is `was`, except where `macsec.c` goes on
-/// regardless ([`Op::done_even_if_failed`]); a SecY not known before stays
-/// so then (`seen` holds the change that failed), and is unsettled once
-/// known.
+/// failure of an operation on egress leaves the driver unsettled, and a
+/// failure of one on a TX SA leaves the driver's record of that SA in
+/// doubt ([`SecyState::doubt`]). A record leaves doubt only when the driver
+/// makes it afresh: the SA added (after its deletion), or the whole SecY
+/// added or deleted; an update does not (mlx5e's `mdo_upd_txsa` returns 0
+/// without touching its rule when its record already says what it is
+/// asked). The driver is settled again by an operation that
+/// [`Op::settles`] it, `upd_secy` only while the encoding SA's record is
+/// not in doubt. A SecY first seen now (`was` not known, or known as not
+/// offloaded while `op` is no `add_secy`: offload came on unseen) is
+/// unsettled with every record in doubt: the module did not see what the
+/// driver was handed before. On failure the SecY is as `macsec.c` restores
+/// it, which is `was`, except where `macsec.c` goes on regardless
+/// ([`Op::done_even_if_failed`]); a SecY not known before stays so then
+/// (`seen` holds the change that failed), and is unsettled once known.
 pub fn learn(was: Knowledge, seen: SecyState, op: Op, ok: bool) -> Knowledge {
     // An RX or statistics operation changes nothing on egress: its
     // failure teaches nothing.
     if op == Op::Other && !ok {
         return was;
     }
-    let unsettled = match was {
-        Knowledge::Known(s) => s.unsettled,
-        _ => true,
+    let (unsettled, mut doubt) = match was {
+        Knowledge::Known(s) if s.offload != Offload::Off || op == Op::AddSecy => {
+            (s.unsettled, s.doubt)
+        }
+        _ => (true, ALL_IN_DOUBT),
     };
     let mut s = match (ok || op.done_even_if_failed(), was) {
         (true, _) => predict(seen, op),
         (false, Knowledge::Known(s)) => s,
         (false, other) => return other,
     };
-    s.unsettled = if ok { unsettled && !op.settles() } else { true };
+    match op {
+        Op::AddTxsa { an, .. } | Op::DelTxsa { an } if ok => doubt &= !an_bit(an),
+        Op::AddTxsa { an, .. } | Op::UpdTxsa { an, .. } | Op::DelTxsa { an } if !ok => {
+            doubt |= an_bit(an)
+        }
+        Op::AddSecy | Op::DelSecy if ok => doubt = 0,
+        _ => {}
+    }
+    let settles = op.settles() && (op != Op::UpdSecy || doubt & an_bit(s.encoding_sa) == 0);
+    s.unsettled = !ok || (unsettled && !settles);
+    s.doubt = doubt;
     Knowledge::Known(s)
 }
 

@@ -53,8 +53,10 @@ enum macsec_bridge_protection {
  *   offload-protected, but what its driver holds is not known: an offload
  *   operation that may take the driver's protection down partway is in flight,
  *   or one failed, or the module has not seen the driver handed the whole SecY
- *   (mdo_add_secy, mdo_upd_secy, mdo_dev_open) since it loaded. Checked after
- *   the SecY's other reasons, before partial.
+ *   (mdo_add_secy, or mdo_upd_secy while the driver's record of the encoding
+ *   SA is in no doubt: made afresh since the module loaded, or since an
+ *   operation on it failed). Checked after the SecY's other reasons, before
+ *   partial.
  */
 enum macsec_bridge_reason {
 	MACSEC_BRIDGE_REASON_NONE,

@@ -211,10 +211,13 @@ fn encrypt_off_retracts_before_the_driver() {
     w.check_unloaded();
 }
 
-/// A failed `mdo_upd_secy` (`encrypt off` refused): retracted before the
-/// call, and kept so after: `macsec.c` put the SecY back, but mlx5e had
-/// deleted its TX rules first, so the port says `unsettled` until an
-/// update succeeds. Each step states every record, in order.
+/// A failed `mdo_upd_secy`: retracted before the call, and kept so after:
+/// `macsec.c` puts the SecY back, but the driver may have deleted its TX
+/// rules first (mlx5e does for an update that passes its checks; an
+/// `encrypt off` it refuses before, and the model's driver, which tears
+/// them down for every failed update, claims less than mlx5e would), so
+/// the port says `unsettled` until an update succeeds. Each step states
+/// every record, in order.
 #[test]
 fn failed_update_stays_retracted() {
     let _g = serial();
@@ -277,6 +280,25 @@ fn failed_update_stays_retracted() {
     w.check_unloaded();
 }
 
+/// A key change, as MKA makes one: TX SA `an` added active, then made the
+/// encoding SA (`upd_secy`). A record made afresh is in no doubt, so the
+/// update settles the driver.
+fn key_change(w: &mut World, s: usize, an: u8) {
+    w.step(&Step::AddTxsa {
+        s,
+        an,
+        active: true,
+        fail: false,
+    });
+    w.step(&Step::Flags {
+        s,
+        encrypt: None,
+        protect: None,
+        encoding_sa: Some(an),
+        fail: false,
+    });
+}
+
 /// A port under the SecY cannot be bound to it: the port's own traffic
 /// does not cross the SecY. Refused before anything changes.
 #[test]
@@ -321,7 +343,7 @@ fn bind_during_unload_fails() {
 /// of memory: the SecY's operations go unseen from then on, so its port
 /// claims nothing, reason unknown, even once the NIC is up again; when
 /// the NIC is interposed again (moved back), the SecY is unsettled until
-/// an update settles it. Each allocation of the move is failed in turn.
+/// a key change settles it. Each allocation of the move is failed in turn.
 #[test]
 fn lost_observation_is_unknown() {
     let _g = serial();
@@ -342,8 +364,8 @@ fn lost_observation_is_unknown() {
                 (Protection::None, Some(Reason::Unknown)),
                 "fault {n}"
             );
-            // Observed again: an operation shows the SecY, unsettled; an
-            // update settles it.
+            // Observed again: an operation shows the SecY, unsettled; a
+            // key change settles it.
             w.step(&Step::NicMove { l: 0 });
             w.step(&Step::LowerLink { l: 0, up: true });
             w.step(&Step::Carrier { l: 0, on: true });
@@ -354,13 +376,7 @@ fn lost_observation_is_unknown() {
                 Some(Reason::Unsettled),
                 "fault {n}"
             );
-            w.step(&Step::Flags {
-                s,
-                encrypt: None,
-                protect: None,
-                encoding_sa: None,
-                fail: false,
-            });
+            key_change(&mut w, s, 1);
             assert_eq!(
                 w.verdict_of_plain(0),
                 (Protection::OffloadMac, None),
@@ -375,7 +391,8 @@ fn lost_observation_is_unknown() {
 
 /// Turning offload off fails in the driver (`mdo_del_secy`): the port
 /// shows the SecY as not offloaded until the next operation shows it whole
-/// (claiming less than is true, never more), then comes back.
+/// (claiming less than is true, never more), and unsettled until a key
+/// change settles the driver.
 #[test]
 fn failed_offload_off_claims_less_until_seen() {
     let _g = serial();
@@ -410,14 +427,22 @@ fn failed_offload_off_claims_less_until_seen() {
         active: true,
         fail: false,
     });
+    // The failed deletion may have dropped anything: unsettled until a
+    // key change settles the driver.
+    assert_eq!(
+        w.verdict_of_plain(0),
+        (Protection::None, Some(Reason::Unsettled))
+    );
+    key_change(&mut w, s, 1);
     assert_eq!(w.verdict_of_plain(0), (Protection::OffloadMac, None));
     w.unload();
     w.check_unloaded();
 }
 
 /// After a reload, an offloaded SecY is unknown until an operation shows
-/// it (`ip macsec show` is one), and unsettled until one hands its driver
-/// the whole SecY; bindings are the old module's and gone.
+/// it (`ip macsec show` is one), and unsettled, every record of the
+/// driver's in doubt, until a key change settles it; bindings are the old
+/// module's and gone.
 #[test]
 fn reload_forgets_until_seen() {
     let _g = serial();
@@ -435,7 +460,7 @@ fn reload_forgets_until_seen() {
         w.verdict_of_secy(s),
         (Protection::None, Some(Reason::Unsettled))
     );
-    // An update hands the driver the whole SecY.
+    // Every record of the driver's in doubt: an update settles nothing...
     w.step(&Step::Flags {
         s,
         encrypt: None,
@@ -443,6 +468,12 @@ fn reload_forgets_until_seen() {
         encoding_sa: None,
         fail: false,
     });
+    assert_eq!(
+        w.verdict_of_secy(s),
+        (Protection::None, Some(Reason::Unsettled))
+    );
+    // ... a key change to a fresh SA does.
+    key_change(&mut w, s, 1);
     assert_eq!(w.verdict_of_secy(s), (Protection::OffloadMac, None));
     w.unload();
     w.check_unloaded();

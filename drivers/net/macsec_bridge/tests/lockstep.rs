@@ -16,7 +16,31 @@ fn offloaded() -> SecyState {
         encoding_sa: 0,
         tx_sa: [Some(true), None, None, None],
         unsettled: false,
+        doubt: 0,
     }
+}
+
+/// A key change, as MKA makes it: TX SA 1 added active, then made the
+/// encoding SA (`upd_secy`). What is known after each, from `known` of
+/// the SecY `s` (whose encoding SA is 0).
+fn rotate(known: Knowledge, s: SecyState) -> Knowledge {
+    let add = Op::AddTxsa {
+        an: 1,
+        active: true,
+    };
+    let known = learn(known, s, add, true);
+    let Knowledge::Known(now) = known else {
+        panic!("{known:?}")
+    };
+    learn(
+        known,
+        SecyState {
+            encoding_sa: 1,
+            ..now
+        },
+        Op::UpdSecy,
+        true,
+    )
 }
 
 fn verdict(k: Knowledge) -> (Protection, Option<Reason>) {
@@ -214,30 +238,77 @@ fn a_failed_teardown_leaves_the_driver_unsettled() {
     let mut p = Port::new(was);
     assert!(p.before(&Knowledge::Known(in_flight(s, op))));
     assert_eq!(p.advertised().reason, Some(Reason::NoActiveTxSa));
-    // The SecY as the failed call shows it: the SA still published.
+    // The SecY as the failed call shows it: the SA still published, the
+    // driver's record of it in doubt.
     let known = learn(was, s, op, false);
     assert_eq!(
         known,
         Knowledge::Known(SecyState {
             unsettled: true,
+            doubt: 0b1,
             ..s
         })
     );
     assert!(p.after(known));
     assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
     assert_eq!(p.generation(), 3);
-    // Operations that touch one SA do not settle it; `upd_secy` does.
-    let add = Op::AddTxsa {
-        an: 1,
+    // An update of the SA, or of the SecY while SA 0 encodes, settles
+    // nothing: mlx5e rebuilds its rule from the record in doubt.
+    let upd = Op::UpdTxsa {
+        an: 0,
         active: true,
     };
-    let known = learn(known, s, add, true);
+    let known = learn(known, s, upd, true);
+    assert!(!p.after(known));
+    let known = learn(known, s, Op::UpdSecy, true);
     assert!(!p.after(known));
     assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
-    let known = learn(known, s, Op::UpdSecy, true);
-    assert!(p.after(known));
+    // A key change to a new SA does: its record is made afresh.
+    assert!(p.after(rotate(known, s)));
     assert_eq!(p.advertised().protection, Protection::OffloadMac);
     assert_eq!(p.generation(), 4);
+}
+
+#[test]
+fn a_record_in_doubt_stays_so_until_made_afresh() {
+    // mlx5e's upd_txsa writes its record of `active`, then fails (its rule
+    // already gone): macsec.c keeps the SA active, the record says
+    // inactive, and an update of the SecY re-creates no rule for it.
+    let s = offloaded();
+    let deact = Op::UpdTxsa {
+        an: 0,
+        active: false,
+    };
+    let known = learn(Knowledge::Known(s), s, deact, false);
+    let known = learn(known, s, Op::UpdSecy, true);
+    assert_eq!(evaluate(&known).reason, Some(Reason::Unsettled));
+    // Deleted and added again: made afresh, then settled by an update.
+    let gone = learn(known, s, Op::DelTxsa { an: 0 }, true);
+    let Knowledge::Known(none) = gone else {
+        panic!("{gone:?}")
+    };
+    assert_eq!(none.doubt, 0);
+    let add = Op::AddTxsa {
+        an: 0,
+        active: true,
+    };
+    let back = learn(gone, none, add, true);
+    assert_eq!(evaluate(&back).reason, Some(Reason::Unsettled));
+    let settled = learn(back, s, Op::UpdSecy, true);
+    assert_eq!(evaluate(&settled).protection, Protection::OffloadMac);
+    // `dev_open` settles nothing (aquantia's programs nothing without
+    // carrier); `add_secy` and `del_secy` clear every doubt.
+    let failed = learn(Knowledge::Known(s), s, Op::DevStop, false);
+    assert_eq!(
+        evaluate(&learn(failed, s, Op::DevOpen, true)).reason,
+        Some(Reason::Unsettled)
+    );
+    for op in [Op::AddSecy, Op::DelSecy] {
+        let Knowledge::Known(k) = learn(known, s, op, true) else {
+            panic!("{op:?}")
+        };
+        assert_eq!((k.unsettled, k.doubt), (false, 0), "{op:?}");
+    }
 }
 
 #[test]
@@ -272,6 +343,7 @@ fn disturbing_operations_retract_while_they_run() {
     // TX rule and re-creates the encoding SA's.
     let mut p = Port::new(Knowledge::Known(s));
     assert_eq!(predict(s, Op::UpdSecy), s);
+    assert!(Op::UpdSecy.settles() && !Op::DevOpen.settles());
     assert!(p.before(&Knowledge::Known(in_flight(s, Op::UpdSecy))));
     assert_eq!(p.advertised().reason, Some(Reason::Unsettled));
     assert!(p.after(learn(Knowledge::Known(s), s, Op::UpdSecy, true)));
@@ -327,17 +399,30 @@ fn unknown_until_observed_unsettled_until_settled() {
         learn(Knowledge::Unknown, s, Op::Other, false),
         Knowledge::Unknown
     );
-    // An operation that hands the driver the whole SecY settles it.
-    for op in [Op::AddSecy, Op::UpdSecy, Op::DevOpen] {
-        assert!(op.settles());
-        assert_eq!(learn(known, s, op, true), Knowledge::Known(predict(s, op)));
-        assert_eq!(
-            learn(Knowledge::Unknown, s, op, true),
-            Knowledge::Known(predict(s, op))
-        );
+    // Every record is in doubt: an update of the SecY settles nothing...
+    let Knowledge::Known(k) = known else {
+        panic!("{known:?}")
+    };
+    assert_eq!((k.unsettled, k.doubt), (true, ALL_IN_DOUBT));
+    for first in [known, Knowledge::Unknown] {
+        let after = learn(first, s, Op::UpdSecy, true);
+        assert_eq!(evaluate(&after).reason, Some(Reason::Unsettled));
     }
-    p.after(learn(known, s, Op::UpdSecy, true));
+    // ... a key change to a fresh SA does.
+    p.after(rotate(known, s));
     assert_eq!(p.advertised().protection, Protection::OffloadMac);
+    // A SecY known as not offloaded whose operation comes unseen (offload
+    // came on where the module could not see it) is first seen now.
+    let sw = Knowledge::Known(SecyState {
+        offload: Offload::Off,
+        ..s
+    });
+    let after = learn(sw, s, Op::Other, true);
+    assert_eq!(evaluate(&after).reason, Some(Reason::Unsettled));
+    let Knowledge::Known(k) = learn(sw, s, Op::AddSecy, true) else {
+        panic!()
+    };
+    assert_eq!((k.unsettled, k.doubt), (false, 0));
 }
 
 #[test]
@@ -396,8 +481,8 @@ fn carried_is_the_secy_verdict_and_follows_the_operation_in_flight() {
     // It failed: macsec.c put the SecY back, but the driver is unsettled.
     p.after(learn(Knowledge::Known(s), s, Op::DelTxsa { an: 0 }, false));
     assert_eq!(p.carried().reason, Some(Reason::Unsettled));
-    // An update of the SecY settled it.
-    p.after(learn(p.known(), s, Op::UpdSecy, true));
+    // A key change settled it.
+    p.after(rotate(p.known(), s));
     assert_eq!(p.carried().protection, Protection::OffloadMac);
     // A whole port carries what it advertises.
     let mut w = Port::new(Knowledge::Known(s));
@@ -514,6 +599,7 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
     let mut real: Option<SecyState> = Some(SecyState {
         tx_sa: [None; NUM_AN],
         unsettled: true,
+        doubt: ALL_IN_DOUBT,
         ..offloaded()
     });
     let mut port = Port::new(Knowledge::Unknown);
@@ -628,14 +714,42 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                     prop_assert!(car <= allowed(&Some(after)), "{op:?}: carried > after");
                     r = after;
                 }
-                // The driver: after a failure on egress, anything; after a
-                // success that hands it the whole SecY (or takes it all
-                // away), what macsec.c holds.
-                if !ok && op != Op::Other {
+                // The driver, at its worst: after a failure on egress
+                // anything, its record of a TX SA whose operation failed
+                // too, until the SA is made afresh (added) or the whole
+                // SecY is (added, deleted); an update of the SecY rebuilds
+                // its TX rule from the encoding SA's record. An operation
+                // on a SecY that was not offloaded (offload came on
+                // unseen) finds it as after the module loaded.
+                if r.offload == Offload::Off && op != Op::AddSecy && op != Op::Other {
                     r.unsettled = true;
-                } else if ok && matches!(op, Op::AddSecy | Op::UpdSecy | Op::DevOpen | Op::DelSecy)
-                {
-                    r.unsettled = false;
+                    r.doubt = ALL_IN_DOUBT;
+                }
+                let bit = |an: u8| 1u8 << an;
+                match (op, ok) {
+                    (Op::Other, _) => {}
+                    (
+                        Op::AddTxsa { an, .. } | Op::UpdTxsa { an, .. } | Op::DelTxsa { an },
+                        false,
+                    ) => {
+                        r.unsettled = true;
+                        r.doubt |= bit(an);
+                    }
+                    // A failed `del_secy` may have dropped anything (and
+                    // the module, which cannot tell it from a deletion,
+                    // then knows the SecY as not offloaded).
+                    (Op::DelSecy, false) => {
+                        r.unsettled = true;
+                        r.doubt = ALL_IN_DOUBT;
+                    }
+                    (_, false) => r.unsettled = true,
+                    (Op::AddTxsa { an, .. } | Op::DelTxsa { an }, true) => r.doubt &= !bit(an),
+                    (Op::AddSecy | Op::DelSecy, true) => {
+                        r.unsettled = false;
+                        r.doubt = 0;
+                    }
+                    (Op::UpdSecy, true) if r.doubt & bit(r.encoding_sa) == 0 => r.unsettled = false,
+                    _ => {}
                 }
                 port.after(learn(was, at_call, op, ok));
                 real = Some(r);
@@ -663,7 +777,7 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                         secy_up: false,
                         ..offloaded()
                     };
-                    // Made by the module's own `mdo_add_secy`: settled.
+                    // Made with the module's `mdo_add_secy` seen: settled.
                     real = Some(r);
                     port.before(&Knowledge::Known(r));
                     port.after(Knowledge::Known(r));

@@ -30,13 +30,15 @@ check "a monitor subscribes" table_begin
 row "bound to the DPU's macsec0, offloaded before the module loaded: unknown" \
 	h0 off none unknown relation=bound owner=bridge -- \
 	dpu_bind h0
-# The SecY predates the module: an update hands its driver the whole SecY.
-row "DPU: a change of nothing settles the driver; no TX SA yet" \
+# The SecY predates the module: an update settles its driver once the
+# encoding SA's record is made afresh (added).
+row "DPU: TX SA 0 added inactive, then a change of nothing: settled, no active TX SA" \
 	h0 off none no-active-tx-sa -- \
-	"${D[@]}" link set macsec0 type macsec encrypt on
-row "DPU: active TX SA added: offload-mac, set by the observer" \
+	"${D[*]} macsec add macsec0 tx sa 0 pn 1 off key 01 $MB_KEY &&
+	 ${D[*]} link set macsec0 type macsec encrypt on"
+row "DPU: TX SA 0 activated: offload-mac, set by the observer" \
 	h0 on offload-mac "" relation=bound -- \
-	"${D[@]}" macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
+	"${D[@]}" macsec set macsec0 tx sa 0 on
 row "DPU: encrypt off: retracted (mdo_upd_secy: bit by the deferred work)" \
 	h0 off none encrypt-off -- \
 	"${D[*]} link set macsec0 type macsec encrypt off && wait_for 50 bit_is h0 off"

@@ -7,17 +7,20 @@
 # and is deleted whatever mdo_del_secy returns. Either way the driver may
 # have changed what it holds before it failed: mlx5e's mdo_upd_secy deletes
 # every TX rule, then fails re-creating the encoding SA's, even for an
-# update of nothing. So after a failure the port stays retracted, reason
-# unsettled (or an earlier reason), until an operation hands the driver
-# the whole SecY again (an update, or the SecY opened) and succeeds; it
+# update of nothing; its mdo_upd_txsa writes its record of the SA before
+# it can fail, and an update rebuilds the rule from that record. So after
+# a failure the port stays retracted, reason unsettled (or an earlier
+# reason), until an update hands the driver the whole SecY again and
+# succeeds, the encoding SA's record in no doubt (made afresh); it
 # must not advertise, even for an instant, the protection of a SecY whose
 # driver state the failed call left unknown. (An active SA cannot be
 # deleted: deactivating it is the SA teardown that reaches the driver.)
 # The NIC is the model NIC, with mlx5e's TX side, told which operation to
-# fail through its alias. The SecY is macsec0 on it; the port is a veth, h0, with RXE on
-# it, bound to macsec0 (a port the SecY carries whole, whose feature bit
-# the module owns; an `upper` port never claims protection at all). Each
-# teardown row states every notification the port sends, in order.
+# fail through its alias. The SecY is macsec0 on it; the port is a veth,
+# h0, with RXE on it, bound to macsec0 (a port the SecY carries whole,
+# whose feature bit the module owns; an `upper` port never claims
+# protection at all). Each teardown row states every notification the
+# port sends, in order.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -28,7 +31,7 @@ bind_h0() {
 }
 
 ktap_print_header
-ktap_set_plan 15
+ktap_set_plan 16
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
@@ -45,15 +48,24 @@ row "bound to macsec0, offloaded to the model NIC, up, active TX SA: offload-mac
 row "mdo_dev_stop fails: the SecY stops anyway; retracted once, never restored" \
 	h0 off none secy-down seq=none/secy-down -- \
 	"ip link set mtn0 alias fail:mdo_dev_stop && ip link set macsec0 down"
-row "the NIC behaves again, SecY up: offload-mac" \
-	h0 on offload-mac "" seq=offload-mac/none -- \
+# mdo_dev_open settles nothing: aquantia's programs nothing without
+# carrier, and returns 0.
+row "the NIC behaves again, SecY up: still unsettled" \
+	h0 off none unsettled seq=none/unsettled -- \
 	"ip link set mtn0 alias '' && ip link set macsec0 up"
-row "deactivating the encoding SA fails: macsec.c puts it back; retracted, then unsettled" \
-	h0 off none unsettled seq=none/no-active-tx-sa,none/unsettled -- \
+row "deactivating the encoding SA fails after the NIC wrote its record: still unsettled, nothing to announce" \
+	h0 off none unsettled seq= -- \
 	"ip link set mtn0 alias fail:mdo_upd_txsa && ! ip macsec set macsec0 tx sa 0 off"
-row "an update of nothing succeeds: the driver is settled, offload-mac" \
-	h0 on offload-mac "" seq=offload-mac/none -- \
+# macsec.c put the SA back active; the NIC's record says inactive, and an
+# update rebuilds the rule from it: none. SA 0's record is in doubt until
+# the SA is made afresh.
+row "an update of nothing: the NIC rebuilds no rule from that record; still unsettled" \
+	h0 off none unsettled seq= -- \
 	"ip link set mtn0 alias '' && ip link set macsec0 type macsec encrypt on"
+row "a key change (SA 1 added, made the encoding SA): the NIC makes its rule afresh, offload-mac" \
+	h0 on offload-mac "" seq=offload-mac/none -- \
+	"ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
+	 ip link set macsec0 type macsec encodingsa 1"
 row "an update of nothing fails after the NIC deleted its TX rules: retracted before it, never restored" \
 	h0 off none unsettled seq=none/unsettled -- \
 	"ip link set mtn0 alias fail:mdo_upd_secy && ! ip link set macsec0 type macsec encrypt on"

@@ -4,9 +4,11 @@
 # State that existed before the module loaded. The module never claims
 # protection it has not observed: a port whose offloaded SecY was configured
 # before loading says `reason unknown` and its bit stays off until an
-# offload operation shows the SecY. `ip macsec show` is one where the driver
-# offloads statistics (macsec.c asks it, under RTNL); netdevsim does not, so
-# here a no-op update (`ip link set macsec0 type macsec encrypt on`) is.
+# offload operation shows the SecY (`ip macsec show` is one where the
+# driver offloads statistics; netdevsim does not, so here a no-op update,
+# `ip link set macsec0 type macsec encrypt on`, is), and `unsettled` until
+# a key change (a TX SA made afresh, then made the encoding SA) settles
+# its driver.
 # Unloading clears every bit the module set and restores every macsec_ops:
 # offload keeps working.
 set -u
@@ -28,7 +30,7 @@ ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 rdma link add mb_rxe0 type rxe netdev macsec0
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 14
 
 check "load with an offloaded SecY and RXE already configured" insmod_bridge "$MODULE_KO"
 check "unobserved: protection none, reason unknown" port_is none unknown
@@ -37,20 +39,24 @@ check "a monitor subscribes" table_begin
 row "ip macsec show on netdevsim (no statistics offload): still unknown" \
 	macsec0 off none unknown -- \
 	ip macsec show macsec0
-row "a no-op SecY update re-observes it: offload-mac" \
-	macsec0 on offload-mac "" relation=self owner=bridge -- \
+row "a no-op SecY update re-observes it: unsettled (what its driver holds of SA 0 is not known)" \
+	macsec0 off none unsettled relation=self owner=bridge -- \
 	ip link set macsec0 type macsec encrypt on
+row "a key change (SA 1 added, made the encoding SA): settled, offload-mac" \
+	macsec0 on offload-mac "" -- \
+	"ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
+	 ip link set macsec0 type macsec encodingsa 1"
 row "TX SA deactivated: retracted" \
 	macsec0 off none no-active-tx-sa -- \
-	ip macsec set macsec0 tx sa 0 off
+	ip macsec set macsec0 tx sa 1 off
 row "TX SA activated: offload-mac" \
 	macsec0 on offload-mac "" -- \
-	ip macsec set macsec0 tx sa 0 on
+	ip macsec set macsec0 tx sa 1 on
 table_end
 check "unload clears the bit it set" \
 	bash -c "rmmod macsec_bridge && [ \"\$(ethtool -k macsec0 | awk '/^macsec-hw-offload:/ {print \$2}')\" = off ]"
 check "offload keeps working without the module" \
-	bash -c "ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
+	bash -c "ip macsec add macsec0 tx sa 2 pn 1 on key 03 $MB_KEY &&
 		 ip macsec show macsec0 | grep -q 'offload: mac'"
 load_unknown() { insmod_bridge "$MODULE_KO" && port_is none unknown; }
 check "load again: unknown until observed" load_unknown

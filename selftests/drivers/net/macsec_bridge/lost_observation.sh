@@ -13,8 +13,8 @@
 # interposer at mtn0's REGISTER there, which the kernel log reports. From
 # then on macsec0's operations would reach the driver unseen: h0 must say
 # none, reason unknown, with mtn0 up there; still unknown once mtn0 is
-# back and observed again; offload-mac only after an update of nothing
-# settles the driver. Every fault that missed the module must leave h0
+# back and observed again; offload-mac only after a key change settles
+# the driver. Every fault that missed the module must leave h0
 # offload-mac.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -55,7 +55,7 @@ sweep() {
 	sed 's/^/# /' "$ROW_DIR/sweep"
 	return $rc
 }
-check "the moved NIC not observed: h0 unknown, then unknown until an update settles it" sweep
+check "the moved NIC not observed: h0 unknown, then unknown until a key change settles it" sweep
 check "unload" rmmod macsec_bridge
 
 ktap_finished

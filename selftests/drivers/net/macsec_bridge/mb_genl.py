@@ -66,8 +66,8 @@ datagram at a time with a change made between two of them.
         until one is the module's interposer at the NIC's REGISTER (the
         kernel log says it cannot observe the NIC). Then, with the NIC up
         in NETNS, PORT must say none/unknown; back and observed again,
-        still none/unknown; after an update of SECY that changes nothing
-        (it settles the driver), offload-mac. Every fault that missed the
+        still none/unknown; after a key change on SECY (TX SA 1 added and
+        made the encoding SA: it settles the driver), offload-mac. Every fault that missed the
         module must leave PORT offload-mac. Prints what happened; exits 1
         on a violation, or if no fault reached the module.
     mb_genl.py churn NETNS SECY_IFINDEX PORT STOP
@@ -846,7 +846,12 @@ def lower_faults(netns, nic, port, secy):
             time.sleep(0.05)
 
     def settle():
-        subprocess.run(['ip', 'link', 'set', secy, 'type', 'macsec', 'encrypt', 'on'], check=True)
+        """A key change: SA 1 added and made the encoding SA, its record
+        in the driver made afresh."""
+        subprocess.run(['ip', 'macsec', 'add', secy, 'tx', 'sa', '1', 'pn', '1', 'on',
+                        'key', '02', '0' * 32], check=True)
+        subprocess.run(['ip', 'link', 'set', secy, 'type', 'macsec', 'encodingsa', '1'],
+                       check=True)
         return settled('offload-mac/none')
 
     WINDOW, MARGIN, PASSES = 100, 16, 3
@@ -884,7 +889,7 @@ def lower_faults(netns, nic, port, secy):
     n, p, total, there, back, settled = found
     print(f'moving {nic}: {total} allocations; failing allocation {n} (pass {p}) left it '
           f'unobserved: {port} says {there} with {nic} up there; {back} back and observed '
-          f'again; {settled} once an update settled the driver')
+          f'again; {settled} once a key change settled the driver')
     ok = (there, back, settled) == ('none/unknown', 'none/unknown', 'offload-mac/none')
     return 0 if ok and not bad else 1
 

@@ -208,6 +208,9 @@ pub struct World {
     /// operation on egress failed, or it was first seen through one that
     /// does not hand the driver the whole SecY.
     unsettled: RefCell<HashSet<usize>>,
+    /// The TX SAs (bit `an`) of each SecY whose record in the driver the
+    /// module loaded now holds in doubt.
+    doubt: RefCell<HashMap<usize, u8>>,
     /// Bindings of the module loaded now: port → SecY (`None`: gone).
     bindings: HashMap<usize, Option<usize>>,
     bridge: Option<Arc<Bridge>>,
@@ -319,6 +322,7 @@ impl World {
             under_claim: HashSet::new(),
             observed: HashSet::new(),
             unsettled: RefCell::new(HashSet::new()),
+            doubt: RefCell::new(HashMap::new()),
             bindings: HashMap::new(),
             bridge: None,
             next_ifindex: 2,
@@ -413,6 +417,7 @@ impl World {
         self.bridge = Some(b.clone());
         self.observed.clear();
         self.unsettled.borrow_mut().clear();
+        self.doubt.borrow_mut().clear();
         self.under_claim.clear();
         self.bindings.clear();
         let g = Rtnl::lock();
@@ -604,20 +609,24 @@ impl World {
         let ret = self.driver(&ctx);
         if let Some(o) = &observer {
             o.after(rtnl, op, &ctx, ret);
-            self.learnt(secy, op, ret.is_ok());
+            self.learnt(&ctx, ret.is_ok());
         }
         Some(ret)
     }
 
-    /// What the module learns of the driver from `op` on `secy`, as the
-    /// contract says: a failure on egress unsettles it (a SecY the module
-    /// does not know yet stays unknown, unless macsec.c goes on
-    /// regardless), a success that hands it the whole SecY or takes it away
-    /// settles it, and a SecY first seen through any other success is
-    /// unsettled.
-    fn learnt(&self, secy: &NetDevice, op: Mdo, ok: bool) {
-        let k = key(secy);
-        let known = self.observed.contains(&k);
+    /// What the module learns of the driver from the operation `ctx`, as
+    /// the contract says: a failure on egress unsettles it and leaves its
+    /// record of the TX SA concerned in doubt (a SecY the module does not
+    /// know yet stays unknown, unless macsec.c goes on regardless; a failed
+    /// deletion may have dropped anything); a record leaves doubt when the
+    /// SA is added or deleted, or the SecY; `add_secy` and `del_secy`
+    /// settle the driver, `upd_secy` while the encoding SA's record is not
+    /// in doubt; a SecY first seen through any other operation is
+    /// unsettled with every record in doubt.
+    fn learnt(&self, ctx: &Context<'_>, ok: bool) {
+        let k = key(ctx.secy().netdev());
+        let op = ctx.op();
+        let bit = 1u8 << (ctx.assoc_num() % 4);
         let stats = matches!(
             op,
             Mdo::GetDevStats
@@ -626,20 +635,42 @@ impl World {
                 | Mdo::GetRxScStats
                 | Mdo::GetRxSaStats
         );
+        if stats && !ok {
+            return;
+        }
         let regardless = matches!(op, Mdo::DevStop | Mdo::DelSecy);
-        let settles = matches!(
-            op,
-            Mdo::AddSecy | Mdo::UpdSecy | Mdo::DevOpen | Mdo::DelSecy
-        );
         let mut u = self.unsettled.borrow_mut();
-        if !ok {
-            if !stats && (known || regardless) {
+        let mut doubt = self.doubt.borrow_mut();
+        let first = !self.observed.contains(&k) && op != Mdo::AddSecy;
+        if first {
+            if !ok && !regardless {
+                return;
+            }
+            u.insert(k);
+            doubt.insert(k, 0xf);
+        }
+        let d = doubt.entry(k).or_insert(0);
+        match (op, ok) {
+            (Mdo::AddTxsa | Mdo::UpdTxsa | Mdo::DelTxsa, false) => {
+                u.insert(k);
+                *d |= bit;
+            }
+            (Mdo::DelSecy, false) => {
+                u.insert(k);
+                *d = 0xf;
+            }
+            (_, false) => {
                 u.insert(k);
             }
-        } else if settles {
-            u.remove(&k);
-        } else if !known {
-            u.insert(k);
+            (Mdo::AddTxsa | Mdo::DelTxsa, true) => *d &= !bit,
+            (Mdo::AddSecy | Mdo::DelSecy, true) => {
+                *d = 0;
+                u.remove(&k);
+            }
+            (Mdo::UpdSecy, true) if *d & (1 << (ctx.secy().sw().encoding_sa % 4)) == 0 => {
+                u.remove(&k);
+            }
+            _ => {}
         }
     }
 
@@ -676,7 +707,11 @@ impl World {
             }
             Mdo::DelSecy => after = Hw::default(),
             Mdo::AddTxsa | Mdo::UpdTxsa => {
-                after.tx_sa[ctx.assoc_num() as usize] = Some(ctx.tx_sa_active())
+                after.tx_sa[ctx.assoc_num() as usize] = Some(ctx.tx_sa_active());
+                // The encoding SA's rule, made.
+                if ctx.assoc_num() == after.encoding_sa && ctx.tx_sa_active() {
+                    after.torn = false;
+                }
             }
             Mdo::DelTxsa => after.tx_sa[ctx.assoc_num() as usize] = None,
             _ => {}
@@ -704,6 +739,14 @@ impl World {
             self.hw.borrow_mut().insert(k, after);
         } else if ctx.op() == Mdo::UpdSecy {
             self.hw.borrow_mut().insert(k, torn);
+        } else if ctx.op() == Mdo::UpdTxsa {
+            // mlx5e_macsec_upd_txsa() writes its record of `active`, then
+            // fails: making the encoding SA's rule, or removing it.
+            let an = ctx.assoc_num() as usize % 4;
+            let mut failed = before;
+            failed.tx_sa[an] = Some(ctx.tx_sa_active());
+            failed.torn |= an == before.encoding_sa as usize % 4 && ctx.tx_sa_active();
+            self.hw.borrow_mut().insert(k, failed);
         }
         if ok {
             Ok(())
@@ -1082,6 +1125,7 @@ impl World {
         self.hw.borrow_mut().remove(&key(d));
         self.observed.remove(&key(d));
         self.unsettled.borrow_mut().remove(&key(d));
+        self.doubt.borrow_mut().remove(&key(d));
         self.under_claim.remove(&key(d));
         for b in self.bindings.values_mut() {
             if *b == Some(key(d)) {
@@ -1572,7 +1616,6 @@ impl World {
             None => none(Reason::NoSecy),
             Some(s) => {
                 let sw = Self::sw(s);
-                let hw = self.hw.borrow().get(&key(s)).copied().unwrap_or_default();
                 let real = Self::real(s);
                 let offloaded = sw.offload != Offload::Off;
                 if offloaded && !self.observed.contains(&key(s)) {
@@ -1583,11 +1626,13 @@ impl World {
                     none(Reason::LowerDown)
                 } else if !offloaded || self.under_claim.contains(&key(s)) {
                     none(Reason::OffloadOff)
-                } else if hw.tx_sa[hw.encoding_sa as usize % 4] != Some(true) {
+                // What macsec.c holds, as the operations show it: the
+                // driver's records may differ (see `learnt`).
+                } else if sw.tx_sa[sw.encoding_sa as usize % 4] != Some(true) {
                     none(Reason::NoActiveTxSa)
-                } else if !hw.protect {
+                } else if !sw.protect {
                     none(Reason::ProtectOff)
-                } else if !hw.encrypt {
+                } else if !sw.encrypt {
                     none(Reason::EncryptOff)
                 } else if self.unsettled.borrow().contains(&key(s)) {
                     none(Reason::Unsettled)
@@ -1645,6 +1690,17 @@ impl World {
                         "{}: (relation, secy, protection, reason)",
                         d.name()
                     );
+                    // Safety against the driver's truth, not only the
+                    // contract's rules: no claim above what it holds.
+                    if let Some(s) = secy {
+                        let hw = self.hw.borrow().get(&key(s)).copied().unwrap_or_default();
+                        assert!(
+                            v.protection.rank() <= Self::truth(s, hw).rank(),
+                            "{}: claims {:?} above its driver's {hw:?}",
+                            d.name(),
+                            v.protection
+                        );
+                    }
                     assert_eq!(e.owner, owner, "{}: owner", d.name());
                     let last = self.last.borrow();
                     let n = last

@@ -17,9 +17,12 @@
 //! operational). `mdo_upd_secy` deletes the rule of every TX SA, then
 //! installs the encoding SA's again; told to fail, it fails between, as
 //! mlx5e does when re-creating the rule fails, and mtn0 encrypts nothing
-//! from then on. Every change of the installed rule is recorded too
-//! (`macsec_test_nic: tx-rule sa0`, `... tx-rule none`). Every other
-//! operation told to fail fails before changing anything.
+//! from then on. Told to fail, `mdo_upd_txsa` writes its record of the
+//! SA's `active` first, as mlx5e does, and fails without touching its
+//! rule: an update of the SecY then rebuilds the rule from that record.
+//! Every change of the installed rule is recorded too (`macsec_test_nic:
+//! tx-rule sa0`, `... tx-rule none`). Every other operation told to fail
+//! fails before changing anything.
 //!
 //! With the alias `pn-wrap`, each frame mtn0 sends exhausts the packet
 //! numbers of the encoding SA of the SecY offloaded to it: the module calls
@@ -103,17 +106,9 @@ unsafe fn tx_side(op: &str, ctx: *mut bindings::macsec_context) {
     // writes `encoding_sa` only under RTNL, which the call holds.
     let (secy, enc) = unsafe { ((*ctx).secy, (*(*ctx).secy).tx_sc.encoding_sa) };
     // The SA an SA operation names, and whether it is active.
-    let sa = || {
-        // SAFETY: called for the TX SA operations only, whose context
-        // names the SA (`sa.tx_sa`, valid for the call); its `active` is
-        // also cleared by the datapath on PN exhaustion
-        // (`macsec_pn_wrapped()`): read once.
-        unsafe {
-            let sa = (*ctx).sa.__bindgen_anon_1.tx_sa;
-            let active = !sa.is_null() && core::ptr::read_volatile(&raw const (*sa).active);
-            ((*ctx).sa.assoc_num, active)
-        }
-    };
+    // SAFETY: called for the TX SA operations only (the caller's
+    // guarantee covers the context).
+    let sa = || unsafe { tx_sa_of(ctx) };
     match op {
         "mdo_add_secy" | "mdo_del_secy" => {
             TX_SAS.store(0, Ordering::Relaxed);
@@ -154,6 +149,23 @@ unsafe fn tx_side(op: &str, ctx: *mut bindings::macsec_context) {
             }
         }
         _ => {}
+    }
+}
+
+/// The association number a TX SA operation names, and whether its SA is
+/// active.
+///
+/// # Safety
+///
+/// `ctx` is a valid context of a TX SA operation (`mdo_*_txsa`), whose
+/// `sa.tx_sa` the MACsec core sets to the SA, valid for the call.
+unsafe fn tx_sa_of(ctx: *mut bindings::macsec_context) -> (u8, bool) {
+    // SAFETY: as documented above; `active` is also cleared by the
+    // datapath on PN exhaustion (`macsec_pn_wrapped()`): read once.
+    unsafe {
+        let sa = (*ctx).sa.__bindgen_anon_1.tx_sa;
+        let active = !sa.is_null() && core::ptr::read_volatile(&raw const (*sa).active);
+        ((*ctx).sa.assoc_num, active)
     }
 }
 
@@ -232,6 +244,13 @@ unsafe fn offload(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
         set_rule(NO_RULE);
     }
     if fail {
+        if op == "mdo_upd_txsa" {
+            // mlx5e_macsec_upd_txsa(): the record is written before the
+            // rule is made or removed, which is where it fails.
+            // SAFETY: the context names the SA for a TX SA operation.
+            let (an, active) = unsafe { tx_sa_of(ctx) };
+            set_sa(an, Some(active));
+        }
         pr_info!("{}: failing as told\n", op);
         return EIO.to_errno();
     }
