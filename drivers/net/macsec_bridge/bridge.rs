@@ -578,13 +578,10 @@ impl State {
     /// is interposed again (at a later REGISTER), and leaves it unsettled
     /// until one settles it (see [`lockstep::learn`]). O(S) SecYs, on a
     /// failure.
-    fn unobserved(&mut self, _rtnl: &Rtnl, dev: &NetDevice) {
+    fn lost_sight(&mut self, rtnl: &Rtnl, dev: &NetDevice) {
         let State { ports, secys, .. } = self;
         for (&d, s) in secys.iter_mut() {
-            // SAFETY: both devices are valid (`dev` for the event, `s.dev`
-            // by its reference), and RTNL is held (`_rtnl`), under which
-            // `netdev_has_upper_dev()` walks `dev`'s upper devices.
-            if !unsafe { bindings::netdev_has_upper_dev(dev.as_raw(), s.dev.as_raw()) } {
+            if !stacked_over(rtnl, &s.dev, dev) {
                 continue;
             }
             s.known = Knowledge::Unknown;
@@ -938,6 +935,15 @@ fn real_dev(dev: &NetDevice) -> Option<ARef<NetDevice>> {
     }
     // SAFETY: non-null and valid, as above.
     Some(unsafe { NetDevice::from_raw(raw) }.into())
+}
+
+/// Whether `upper` is stacked over `dev` at any depth (on it, or on a VLAN
+/// or bond over it, and so on), in whatever namespaces they are.
+fn stacked_over(_rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> bool {
+    // SAFETY: both devices are valid (the caller's references), and RTNL is
+    // held (`_rtnl`), which `netdev_has_upper_dev()` asserts while it walks
+    // the adjacency lists of `dev`'s upper devices.
+    unsafe { bindings::netdev_has_upper_dev(dev.as_raw(), upper.as_raw()) }
 }
 
 /// What is known of MACsec netdev `dev` without having observed it.
@@ -1522,7 +1528,7 @@ impl Bridge {
                         // SAFETY: this is the device's own REGISTER, and
                         // its table was installed just now.
                         unsafe { fx.restore(rtnl, i) };
-                        st.unobserved(rtnl, dev);
+                        st.lost_sight(rtnl, dev);
                     }
                 }
                 Err(e) if e == EOPNOTSUPP => {}
@@ -1532,7 +1538,7 @@ impl Bridge {
                         dev.name(),
                         e
                     );
-                    st.unobserved(rtnl, dev);
+                    st.lost_sight(rtnl, dev);
                 }
             }
             if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(dev).is_err() {
@@ -1708,10 +1714,7 @@ impl Bridge {
         if !secy.is_macsec() {
             return Err(BindError::NotSecy);
         }
-        // SAFETY: both devices are valid (the caller holds references), and
-        // RTNL is held (`rtnl`), under which `netdev_has_upper_dev()` walks
-        // the upper devices of `dev` at every depth (it asserts RTNL).
-        if unsafe { bindings::netdev_has_upper_dev(dev.as_raw(), secy.as_raw()) } {
+        if stacked_over(rtnl, secy, dev) {
             return Err(BindError::Loop);
         }
         // Left so if the bridge is closing (the update then runs nothing).

@@ -430,13 +430,18 @@ def faulted(fail, sock, msg, n):
         return e.errno, fail.disarm_left()
     left = fail.disarm_left()
     try:
-        while True:
-            data = sock.recv(8192)
-            kind, = struct.unpack_from('H', data, 4)
-            if kind == NLMSG_ERROR:
-                return -struct.unpack_from('i', data, 16)[0], left
+        return ack(sock), left
     except OSError:
         return None, left
+
+
+def ack(sock):
+    """The errno of the ack on SOCK (0: done), skipping other messages."""
+    while True:
+        data = sock.recv(8192)
+        kind, = struct.unpack_from('H', data, 4)
+        if kind == NLMSG_ERROR:
+            return -struct.unpack_from('i', data, 16)[0]
 
 
 def count_allocations(what, add, exists, delete):
@@ -782,11 +787,7 @@ def link_msg(name, up=None, netns_fd=None):
 def rt_request(sock, msg):
     """Sends an rtnetlink request; its errno (0: done)."""
     sock.send(msg)
-    while True:
-        data = sock.recv(8192)
-        kind, = struct.unpack_from('H', data, 4)
-        if kind == NLMSG_ERROR:
-            return -struct.unpack_from('i', data, 16)[0]
+    return ack(sock)
 
 
 def lower_faults(netns, nic, port, secy):
