@@ -167,7 +167,7 @@ pub(crate) struct RdmaDev {
     pub(crate) name: KVec<u8>,
 }
 
-/// A GID of an `upper` port on which RoCE crosses the port's SecY.
+/// A GID of a port on which RoCE crosses the port's SecY.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Gid {
     /// The RDMA device whose table holds it ([`RdmaDev::id`]).
@@ -178,15 +178,36 @@ pub(crate) struct Gid {
     pub(crate) gid: [u8; 16],
 }
 
+/// Where the RoCE of a port's RDMA devices leaves, as their GID tables say
+/// ([`read_reach`]): what a `self` or `bound` port may claim. The RDMA core
+/// gives a port the GIDs of the addresses of every upper device of its
+/// netdev (`roce_gid_mgmt.c`: a bond or team it is a slave of, unless it is
+/// an inactive one, a VLAN, a macvlan), and RoCE on such a GID leaves
+/// through that device (`rxe_net.c`, mlx5's `ib_get_eth_speed` path alike),
+/// which may send it around the port's own egress.
+#[derive(Default)]
+struct Reach {
+    /// Read since the port's GID tables or RDMA devices last changed.
+    read: bool,
+    /// Some RoCE of the port may leave other than through the port's own
+    /// netdev: a GID on a device that can send elsewhere, an RDMA device
+    /// whose netdev is no longer the port's (a LAG's), or tables that could
+    /// not be read.
+    escapes: bool,
+    /// The GIDs on which RoCE leaves only through the port's own netdev, at
+    /// most [`MAX_GIDS`].
+    through: KVec<Gid>,
+}
+
 /// A port: a netdev that backs an RDMA device.
 pub(crate) struct PortEntry {
     /// The netdev.
     pub(crate) dev: ARef<NetDevice>,
     /// The RDMA devices on it.
     pub(crate) rdma: KVec<RdmaDev>,
-    /// For an `upper` port whose SecY protects what it carries: the GIDs
-    /// whose netdev is the SecY, read by [`Bridge::finish`], but those in
-    /// [`PortEntry::stale`]. Empty otherwise.
+    /// For a port whose SecY protects what it carries but not all of the
+    /// port's RoCE: the GIDs on which RoCE crosses it, read by
+    /// [`Bridge::finish`] ([`read_gids`]). Empty otherwise.
     pub(crate) gids: KVec<Gid>,
     /// The RoCE v2 GIDs on the SecY that were there while it was not known
     /// to be offloaded (or when they were first read): never listed.
@@ -195,6 +216,8 @@ pub(crate) struct PortEntry {
     stale_of: Option<usize>,
     /// How many times [`PortEntry::gids`] changed.
     gid_changes: u32,
+    /// Where its RoCE leaves, for a `self` or `bound` port.
+    reach: Reach,
     /// How many times one of them was renamed (a rename changes the object).
     renames: u32,
     /// The advertised state.
@@ -261,6 +284,7 @@ impl PortEntry {
             stale: KVec::new(),
             stale_of: None,
             gid_changes: 0,
+            reach: Reach::default(),
             renames: 0,
             port: Port::new(Knowledge::Unknown),
             relation: None,
@@ -772,14 +796,40 @@ impl WorkItem for Revalidate {
     }
 }
 
-/// Reads the GIDs of `upper` ports again after a GID table changed: a work
-/// item that takes RTNL. The RDMA core tells of the change with its table's
-/// mutex held, and sometimes RTNL ([`rdma::Events::gid_change`]), so the
-/// handler only queues this.
+/// Reads the GIDs of the ports whose GID tables changed: a work item that
+/// takes RTNL. The RDMA core tells of a change with its table's mutex held,
+/// and sometimes RTNL ([`rdma::Events::gid_change`]), so the handler only
+/// notes the device and queues this.
 #[pin_data]
 pub(crate) struct GidWork {
     #[pin]
     work: Work<GidWork>,
+    /// The devices whose tables changed since the work last took them. A
+    /// leaf lock: taken by the event handler (under the table's mutex and
+    /// the device's event rwsem, sometimes RTNL) and by the work before it
+    /// takes RTNL.
+    #[pin]
+    changed: Mutex<GidChanges>,
+}
+
+/// The RDMA devices whose GID tables changed, by identity.
+pub(crate) struct GidChanges {
+    ids: KVec<usize>,
+    /// A change could not be noted (no memory): every port is read again.
+    all: bool,
+}
+
+impl GidChanges {
+    const fn new() -> GidChanges {
+        GidChanges {
+            ids: KVec::new(),
+            all: false,
+        }
+    }
+
+    fn has(&self, r: &RdmaDev) -> bool {
+        self.all || self.ids.contains(&r.id)
+    }
 }
 
 impl_has_work! {
@@ -789,13 +839,18 @@ impl_has_work! {
 impl WorkItem for GidWork {
     type Pointer = Arc<GidWork>;
 
-    fn run(_this: Arc<GidWork>) {
+    fn run(this: Arc<GidWork>) {
+        // A change noted after this queues the work again.
+        let changed = core::mem::replace(&mut *this.changed.lock(), GidChanges::new());
         let mut rtnl = Rtnl::lock();
         with(|b| {
             b.update(&mut Locks::Own(&mut rtnl), (Cause::Rdma, 3, 0), |st, _| {
+                // Ports are not indexed by RDMA device (see `forget_rdma`):
+                // the walk reads no table, only the ports of a changed one do.
                 let Ports { all, dirty, .. } = &mut st.ports;
                 for (_, e) in all.iter_mut() {
-                    if e.relation == Some(Relation::Upper) {
+                    if e.rdma.iter().any(|r| changed.has(r)) {
+                        e.reach.read = false;
                         mark(e, dirty);
                     }
                 }
@@ -808,12 +863,82 @@ impl WorkItem for GidWork {
 pub(crate) struct GidEvents;
 
 impl rdma::Events for GidEvents {
-    fn gid_change(_dev: &rdma::Device, _port: u32) {
+    fn gid_change(dev: &rdma::Device, _port: u32) {
         with(|b| {
+            {
+                let mut c = b.gid_work.changed.lock();
+                if !c.all && !c.ids.contains(&dev.id()) && c.ids.push(dev.id(), GFP_KERNEL).is_err()
+                {
+                    c.all = true;
+                }
+            }
             // Already queued: that run reads the change too.
             let _ = workqueue::system().enqueue(b.gid_work.clone());
         });
     }
+}
+
+/// Reads where the RoCE of `self` or `bound` port `e` leaves, if its GID
+/// tables or RDMA devices changed since it was last read; called by
+/// [`relate`], under the state's mutex.
+///
+/// The port's own netdev is the root of its claim: for `self` the SecY
+/// itself, for `bound` the device the binding says egresses through the
+/// SecY. A GID on the root, or on a VLAN over it, leaves only through it
+/// ([`rdma::GidAttr::leaves_through`]); one on a bond, a team or any other
+/// upper device may leave through another slave in the clear. So does all
+/// RoCE of an RDMA device whose netdev is no longer the port's: mlx5's LAG
+/// moves its port to the bond with `ib_device_set_netdev()`, which tells
+/// clients nothing, but adds the bond's GIDs, which are read here.
+fn read_reach(e: &mut PortEntry) {
+    if e.reach.read {
+        return;
+    }
+    let mut through = KVec::new();
+    let mut escapes = false;
+    let mut read = true;
+    for r in e.rdma.iter() {
+        // SAFETY: `r` is tracked, so its device's `remove` has not run:
+        // that forgets it under the state's mutex, held here.
+        let ib = unsafe { rdma::Device::from_id(r.id) };
+        if ib.netdev(r.port).as_deref().map(key) != Some(key(&e.dev)) {
+            escapes = true;
+        }
+        let ret = ib.gids(r.port, |a| {
+            match a.leaves_through(&e.dev) {
+                Some(true) if through.len() < MAX_GIDS => {
+                    let g = Gid {
+                        rdma: r.id,
+                        index: a.index(),
+                        gid: a.gid(),
+                    };
+                    through.push(g, GFP_KERNEL)?;
+                }
+                Some(false) => escapes = true,
+                _ => {}
+            }
+            Ok(())
+        });
+        if ret.is_err() {
+            read = false;
+            break;
+        }
+    }
+    if !read {
+        // Unread GIDs may leave anywhere; the next change reads again.
+        warn_ratelimited!("{}: out of memory, GIDs not read\n", e.dev.name());
+        e.reach = Reach {
+            read: false,
+            escapes: true,
+            through: KVec::new(),
+        };
+        return;
+    }
+    e.reach = Reach {
+        read: true,
+        escapes,
+        through,
+    };
 }
 
 /// Reads again the GIDs on which RoCE crosses port `e`'s SecY, if `e` is
@@ -831,7 +956,25 @@ impl rdma::Events for GidEvents {
 /// there before the module knew the SecY may not be. Such entries are
 /// [`PortEntry::stale`] until they leave the table. RoCE on a VLAN over the
 /// SecY crosses it as well, but is not claimed.
+///
+/// A `self` or `bound` port whose RoCE may leave around the SecY
+/// ([`Reach::escapes`]) lists, on the same condition, the GIDs on which
+/// RoCE leaves only through it ([`Reach::through`]): the SecY sends every
+/// frame it is given, so none is stale. One whose RoCE all crosses the
+/// SecY lists none: it claims the whole port.
 fn read_gids(e: &mut PortEntry) {
+    if !e.gone && matches!(e.relation, Some(Relation::SelfDev | Relation::Bound)) {
+        let mut gids = KVec::new();
+        let (listed, through) = (e.port.carried().protection.is_offload(), &e.reach.through);
+        if e.reach.escapes && listed && gids.extend_from_slice(through, GFP_KERNEL).is_err() {
+            warn_ratelimited!("{}: out of memory, GIDs not listed\n", e.dev.name());
+            gids.clear();
+        }
+        e.stale = KVec::new();
+        e.stale_of = None;
+        list_gids(e, gids);
+        return;
+    }
     let mut on_secy = KVec::new();
     let mut read = true;
     let secy = match (e.gone, e.relation, &e.secy) {
@@ -894,6 +1037,11 @@ fn read_gids(e: &mut PortEntry) {
             }
         }
     }
+    list_gids(e, gids);
+}
+
+/// Makes `gids` port `e`'s listed GIDs; a change changes the object.
+fn list_gids(e: &mut PortEntry, gids: KVec<Gid>) {
     if gids[..] != e.gids[..] {
         e.gids = gids;
         e.gid_changes = e.gid_changes.wrapping_add(1);
@@ -912,6 +1060,9 @@ fn forget_rdma(st: &mut State, id: usize) {
         let n = e.rdma.len();
         // In place: nothing to allocate, so nothing else is lost.
         e.rdma.retain(|r| r.id != id);
+        if e.rdma.len() != n {
+            e.reach.read = false;
+        }
         if !e.wanted() && !e.gone {
             // Also a port `rdma_add` made for `id` and could not fill.
             p.retire(s);
@@ -1120,10 +1271,30 @@ fn relate(e: &mut PortEntry, secys: &Secys, uppers: &Index<(usize, usize), ()>) 
     };
     // An upper SecY carries only the traffic on its own addresses: the
     // RDMA core always gives the port GIDs of its own (the default GID from
-    // its MAC), and RoCE on those never crosses the SecY.
+    // its MAC), and RoCE on those never crosses the SecY. Any other carries
+    // the port's whole egress, which is all of its RoCE unless a GID leaves
+    // through a device that can send around it.
     let scope = match e.relation {
         Some(Relation::Upper) => Scope::Partial,
-        _ => Scope::Whole,
+        Some(_) => {
+            // Kept while the port advertises offload (a change of its GID
+            // tables reads them again: `GidWork`), read afresh whenever a
+            // claim may rise: none rests on what the tables held before
+            // their last change reached the module.
+            let may_rise = lockstep::judge(&known, Scope::Whole)
+                .protection
+                .is_offload();
+            if may_rise && !e.offload {
+                e.reach.read = false;
+            }
+            read_reach(e);
+            if e.reach.escapes {
+                Scope::Partial
+            } else {
+                Scope::Whole
+            }
+        }
+        None => Scope::Whole,
     };
     e.port.observe_in(known, scope);
 }
@@ -1184,6 +1355,7 @@ impl Bridge {
         let gid_work = Arc::pin_init(
             pin_init!(GidWork {
                 work <- new_work!("macsec_bridge:gids"),
+                changed <- new_mutex!(GidChanges::new(), "macsec_bridge:gid_changes"),
             }),
             GFP_KERNEL,
         )?;
@@ -1650,6 +1822,7 @@ impl Bridge {
                             name,
                         };
                         e.rdma.push(r, GFP_KERNEL)?;
+                        e.reach.read = false;
                     }
                     st.ports.touch(serial);
                 }

@@ -163,6 +163,57 @@ impl GidAttr {
         let ndev = unsafe { rdma_read_gid_attr_ndev_rcu(self.0.cast()) };
         core::ptr::eq(ndev.cast(), dev.as_raw())
     }
+
+    /// Whether RoCE on this GID leaves only through `root`: the entry's
+    /// netdev is `root`, or a VLAN whose chain of real devices reaches
+    /// `root` (a VLAN sends through its real device alone, which it keeps
+    /// for life). Any other netdev (a bond, a team, a macvlan, an unrelated
+    /// device) may send elsewhere. `None` for an entry being deleted, or
+    /// one without a netdev, on which no RoCE leaves.
+    pub(crate) fn leaves_through(&self, root: &NetDevice) -> Option<bool> {
+        let _rcu = kernel::sync::rcu::read_lock();
+        // SAFETY: the entry is valid and the RCU read lock is held, as the
+        // call requires.
+        let ndev = unsafe { rdma_read_gid_attr_ndev_rcu(self.0.cast()) };
+        let mut dev = from_err_ptr(ndev.cast::<bindings::net_device>())
+            .ok()
+            .filter(|d| !d.is_null())?;
+        loop {
+            if core::ptr::eq(dev, root.as_raw()) {
+                return Some(true);
+            }
+            // SAFETY: `dev` is valid: the entry holds its netdev (`dev_hold`
+            // when it was stored, released only when the entry is freed, and
+            // the entry is held here), and each VLAN of the chain holds its
+            // real device until it is freed itself.
+            match unsafe { vlan_real_dev(dev) } {
+                Some(real) => dev = real,
+                None => return Some(false),
+            }
+        }
+    }
+}
+
+/// Whether `dev` is a VLAN, and if so its real device.
+///
+/// # Safety
+///
+/// `dev` must be valid.
+#[cfg(CONFIG_VLAN_8021Q)]
+unsafe fn vlan_real_dev(dev: *mut bindings::net_device) -> Option<*mut bindings::net_device> {
+    // SAFETY: `dev` is valid (the caller's guarantee); a VLAN's real device
+    // is set before it registers and never changes.
+    unsafe { bindings::is_vlan_dev(dev).then(|| bindings::vlan_dev_real_dev(dev)) }
+}
+
+/// Without VLAN support there are no VLANs.
+///
+/// # Safety
+///
+/// None needed; the signature matches the VLAN-enabled variant.
+#[cfg(not(CONFIG_VLAN_8021Q))]
+unsafe fn vlan_real_dev(_dev: *mut bindings::net_device) -> Option<*mut bindings::net_device> {
+    None
 }
 
 impl Drop for GidAttr {

@@ -126,9 +126,9 @@ pub fn string_attr(s: impl Into<String>) -> DeviceAttribute {
 /// a selector on them never hits a missing attribute (a runtime error in
 /// the scheduler): a netdev the kernel does not track is `macsecEgress`
 /// false, protection `none`, reason `untracked`. `macsecProtectedGids`
-/// counts the GIDs of an `upper` port on which RoCE is protected (the
-/// port's own egress never is): a workload that sources its RoCE from
-/// the SecY's addresses may select on it.
+/// counts the GIDs of a `partial` port on which RoCE is protected (an
+/// `upper` port's own egress never is, nor a bond's over the port): a
+/// workload that sources its RoCE from those addresses may select on it.
 pub fn macsec_attributes(
     domain: &str,
     port: Option<&PortState>,

@@ -36,7 +36,7 @@ pub struct PortState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature_owner: Option<String>,
     pub generation: u64,
-    /// Relation `upper`: the port's GIDs on which RoCE crosses the SecY
+    /// Reason `partial`: the port's GIDs on which RoCE crosses the SecY
     /// (as sysfs shows them), while it protects them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_gids: Vec<String>,

@@ -321,6 +321,61 @@ fn bind_to_a_secy_over_the_port_is_refused() {
     w.check_unloaded();
 }
 
+/// RoCE of a `self` or `bound` port on a GID whose netdev is a device over
+/// the port (a bond with another slave, in the kernel) may leave around
+/// the SecY: while such a GID is in the port's table the port claims only
+/// part, listing the GID that does cross the SecY (its default GID, on the
+/// port itself), and when it leaves the whole port again. Before, both
+/// ports claimed `offload-mac` throughout.
+#[test]
+fn a_gid_around_the_secy_claims_only_part() {
+    let _g = serial();
+    for bound in [false, true] {
+        let mut w = World::new();
+        let (port, around) = if bound {
+            w.protected_bound_port();
+            (w.plains[0], w.plains[1])
+        } else {
+            let s = w.protected_secy_port();
+            (w.secy(s), w.plains[1])
+        };
+        let verdict = |w: &World| (w.verdict_of(port), w.gids_of(port));
+        let whole = ((Protection::OffloadMac, None), vec![]);
+        assert_eq!(verdict(&w), whole, "bound {bound}");
+        w.gid_on(Some(around));
+        assert_eq!(
+            verdict(&w),
+            ((Protection::None, Some(Reason::Partial)), vec![0]),
+            "bound {bound}"
+        );
+        // A GID on the port itself crosses the SecY: listed as well.
+        w.gid_on(Some(port));
+        assert_eq!(
+            verdict(&w),
+            ((Protection::None, Some(Reason::Partial)), vec![0, 2]),
+            "bound {bound}"
+        );
+        w.gid_on(None);
+        assert_eq!(verdict(&w), whole, "bound {bound}");
+        // A GID the module has not been told of yet (the RDMA core tells
+        // after the table changed, the module's work reads it later): a
+        // claim that rises reads the tables afresh.
+        w.step(&Step::LowerLink { l: 0, up: false });
+        let r = w.gid_unseen(Some(around));
+        w.step(&Step::LowerLink { l: 0, up: true });
+        assert_eq!(
+            verdict(&w),
+            ((Protection::None, Some(Reason::Partial)), vec![0]),
+            "bound {bound}"
+        );
+        <bridge::GidEvents as crate::rdma::Events>::gid_change(r, 1);
+        w.gid_on(None);
+        assert_eq!(verdict(&w), whole, "bound {bound}");
+        w.unload();
+        w.check_unloaded();
+    }
+}
+
 /// A request that reaches the bridge once unload began (the family goes
 /// last) fails, saying so, rather than succeeding with nothing bound.
 #[test]

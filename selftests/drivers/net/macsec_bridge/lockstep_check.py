@@ -77,7 +77,7 @@ def shape(o):
         errors += [f'{k} without secy-ifindex' for k in ('sci', 'cipher', 'encrypt', 'secy-netnsid')
                    if k in o]
     # GIDs are listed only where the SecY protects part of the port.
-    if o.get('protected-gid') and (o.get('relation'), o.get('reason')) != ('upper', 'partial'):
+    if o.get('protected-gid') and o.get('reason') != 'partial':
         errors.append(f"protected-gid with relation {o.get('relation')}, reason {o.get('reason')}")
     return errors
 

@@ -31,6 +31,8 @@ pub(crate) struct Note {
     pub encrypt: Option<bool>,
     pub owner: Owner,
     pub rdma: Vec<String>,
+    /// The indexes of the listed GIDs.
+    pub gids: Vec<u32>,
     pub generation: u64,
 }
 
@@ -232,6 +234,7 @@ pub mod netlink {
                 .iter()
                 .map(|r| String::from_utf8_lossy(&r.name).into_owned())
                 .collect(),
+            gids: e.gids.iter().map(|g| g.index).collect(),
             generation: e.generation,
         };
         *msg.note.borrow_mut() = Some(note);
@@ -251,6 +254,9 @@ pub mod rdma {
     pub struct Device {
         pub name: Cell<&'static CStr>,
         pub netdev: &'static NetDevice,
+        /// The GID table beyond the port's own GIDs: each entry's netdev
+        /// (a bond's over the port, say). Empty unless a test fills it.
+        pub table: std::cell::RefCell<Vec<&'static NetDevice>>,
     }
 
     // SAFETY: single-threaded host world.
@@ -281,29 +287,48 @@ pub mod rdma {
             unsafe { &*(id as *const Device) }
         }
 
-        /// The world's RDMA devices have no RoCE v2 GID on a SecY.
-        pub fn gids(&self, _port: u32, _f: impl FnMut(&GidAttr) -> Result) -> Result {
+        /// The port's default GID, on its netdev, at index 0, then the
+        /// test's [`Device::table`], each a RoCE v2 GID whose last byte is
+        /// its index.
+        pub fn gids(&self, _port: u32, mut f: impl FnMut(&GidAttr) -> Result) -> Result {
+            let table = self.table.borrow().clone();
+            for (index, ndev) in core::iter::once(self.netdev).chain(table).enumerate() {
+                f(&GidAttr {
+                    index: index as u32,
+                    ndev,
+                })?;
+            }
             Ok(())
         }
     }
 
-    pub struct GidAttr;
+    pub struct GidAttr {
+        index: u32,
+        ndev: &'static NetDevice,
+    }
 
     impl GidAttr {
         pub fn is_roce_v2(&self) -> bool {
-            false
+            true
         }
 
-        pub fn is_on(&self, _dev: &NetDevice) -> bool {
-            false
+        pub fn is_on(&self, dev: &NetDevice) -> bool {
+            core::ptr::eq(self.ndev, dev)
+        }
+
+        /// No VLANs on the host: only the root itself.
+        pub fn leaves_through(&self, root: &NetDevice) -> Option<bool> {
+            Some(core::ptr::eq(self.ndev, root))
         }
 
         pub fn index(&self) -> u32 {
-            0
+            self.index
         }
 
         pub fn gid(&self) -> [u8; 16] {
-            [0; 16]
+            let mut g = [0; 16];
+            g[15] = self.index as u8;
+            g
         }
     }
 

@@ -6,7 +6,7 @@
 //! accepts or fails each operation, the RDMA core, and module load and
 //! unload as `macsec_bridge_main.rs` does them. See `tests/bridge.rs`.
 
-use crate::bridge::{self, BindError, Bridge, Owner, Relation};
+use crate::bridge::{self, BindError, Bridge, GidEvents, Owner, Relation};
 use crate::host::{self, Note, Rec};
 use crate::lockstep::{Protection, Reason};
 use crate::net::device::{Features, NetDevice};
@@ -1446,6 +1446,7 @@ impl World {
                     let r: &'static rdma::Device = Box::leak(Box::new(rdma::Device {
                         name: Cell::new(name),
                         netdev: d,
+                        table: RefCell::new(Vec::new()),
                     }));
                     self.rdmas.push(r);
                     self.client_add(r);
@@ -1636,7 +1637,7 @@ impl World {
                     none(Reason::EncryptOff)
                 } else if self.unsettled.borrow().contains(&key(s)) {
                     none(Reason::Unsettled)
-                } else if relation == Some(Relation::Upper) {
+                } else if relation == Some(Relation::Upper) || self.escapes(d) {
                     none(Reason::Partial)
                 } else {
                     (Protection::OffloadMac, None)
@@ -1644,6 +1645,15 @@ impl World {
             }
         };
         Some((relation, secy, p, r))
+    }
+
+    /// Whether some RoCE of port `d` may leave other than through `d`: a
+    /// GID of one of its RDMA devices is on another netdev.
+    fn escapes(&self, d: &NetDevice) -> bool {
+        self.rdmas
+            .iter()
+            .filter(|r| core::ptr::eq(r.netdev, d))
+            .any(|r| r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d)))
     }
 
     /// Liveness and consistency, once a step is over.
@@ -1911,6 +1921,33 @@ impl World {
         s
     }
 
+    /// Gives the last RDMA device added a GID on `ndev` (`Some`), or takes
+    /// its GIDs beyond the default one away (`None`), as `roce_gid_mgmt.c`
+    /// does for the addresses of a device over the port, and tells the
+    /// bridge as the RDMA core does.
+    pub fn gid_on(&mut self, ndev: Option<&'static NetDevice>) {
+        let r = self.gid_unseen(ndev);
+        <GidEvents as rdma::Events>::gid_change(r, 1);
+        self.settle();
+    }
+
+    /// As [`World::gid_on`], before the RDMA core tells of it.
+    pub fn gid_unseen(&mut self, ndev: Option<&'static NetDevice>) -> &'static rdma::Device {
+        let r = *self.rdmas.last().expect("an RDMA device");
+        match ndev {
+            Some(d) => r.table.borrow_mut().push(d),
+            None => r.table.borrow_mut().clear(),
+        }
+        r
+    }
+
+    /// The GIDs port `d` lists, by index.
+    pub fn gids_of(&self, d: &NetDevice) -> Vec<u32> {
+        let st = self.b().state.lock();
+        let e = st.ports.of(d).expect("a port");
+        e.gids.iter().map(|g| g.index).collect()
+    }
+
     pub fn verdict_of_plain(&self, p: usize) -> (Protection, Option<Reason>) {
         self.verdict_of(self.plains[p])
     }
@@ -1923,7 +1960,7 @@ impl World {
         self.verdict_of(self.secys[s])
     }
 
-    fn verdict_of(&self, d: &NetDevice) -> (Protection, Option<Reason>) {
+    pub fn verdict_of(&self, d: &NetDevice) -> (Protection, Option<Reason>) {
         let st = self.b().state.lock();
         let v = st.ports.of(d).expect("a port").port.advertised();
         (v.protection, v.reason)
