@@ -7,18 +7,21 @@
 //! `macsec_ops` of every device that has them (the only synchronous view of
 //! an offloaded SecY), the netdevice notifier (devices appearing, going
 //! away, up and down, feature changes), and the RDMA client (which takes
-//! RTNL itself). RTNL serialises every writer, and readers take it too:
-//! they read netdev names, ifindexes and namespaces, which only RTNL keeps
-//! still, and first read the observed SecYs again. The state's mutex is
-//! taken inside RTNL.
+//! RTNL itself). RTNL serialises every writer; the state's mutex is taken
+//! inside it. Readers (`dev-get`, dumps: anyone, from any namespace) take
+//! the state's mutex alone and report each port as it was last published
+//! ([`PortEntry::published`]): what a writer read of netdevs under RTNL.
+//! They re-read nothing, write no bit and announce nothing, so a loop of
+//! reads from a container cannot hold RTNL, and a dump walks only its own
+//! namespace's ports.
 //!
-//! A fourth source tells the GIDs of `upper` ports: the RDMA core's event
-//! on a change of a GID table ([`GidWork`]).
+//! A fourth source tells the GIDs of the ports: the RDMA core's event on a
+//! change of a GID table ([`GidWork`]).
 //!
 //! One change reaches no source: PN exhaustion, which clears a TX SA's
 //! `active` flag from the datapath (`macsec_pn_wrapped()`). Every SecY an
-//! operation showed is read again before each netlink answer, and every
-//! [`REVALIDATE_MS`] while a port advertises offload ([`Revalidate`]).
+//! operation showed is read again every [`REVALIDATE_MS`] while a port
+//! advertises offload ([`Revalidate`]), on the module's schedule alone.
 //!
 //! A feature change re-enters the notifier (`NETDEV_FEAT_CHANGE`), so no
 //! writer touches a device with the mutex held: it updates the state,
@@ -59,7 +62,7 @@ use kernel::{
 /// while a port advertises offload.
 pub(crate) const REVALIDATE_MS: u32 = 1000;
 
-/// The most GIDs an `upper` port's object lists: with RDMA device names
+/// The most GIDs a `partial` port's object lists: with RDMA device names
 /// of the longest, the object still fits a default-sized message.
 pub(crate) const MAX_GIDS: usize = 16;
 
@@ -237,6 +240,9 @@ pub(crate) struct PortEntry {
     /// When the port was tracked: ports are kept by serial in
     /// [`Ports::all`], and a dump resumes after the last serial it sent.
     pub(crate) serial: u64,
+    /// The cookie of the namespace it is kept under in [`Ports::order`]:
+    /// its published one.
+    pub(crate) ns: u64,
     /// The object as last announced (`None` before the first notification).
     last: Option<View>,
     /// Retracted: the next [`Bridge::finish`] announces that, if it changes
@@ -250,21 +256,29 @@ pub(crate) struct PortEntry {
 }
 
 /// The parts of a port's object that a notification reports (and the
-/// generation stands for).
+/// generation stands for). The last one computed is what readers get
+/// ([`PortEntry::published`]): what it says of netdevs (names, ifindexes,
+/// namespaces) was read under RTNL, which readers do not take.
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct View {
+pub(crate) struct View {
     verdict: Verdict,
     relation: Option<Relation>,
-    secy: i32,
+    /// The SecY's ifindex, 0 without one.
+    pub(crate) secy: i32,
     id: Option<(u64, macsec::Cipher)>,
     encrypt: Option<bool>,
     owner: Owner,
-    ifindex: i32,
-    name: [u8; 16],
+    pub(crate) ifindex: i32,
+    /// The port's name, NUL-padded.
+    pub(crate) name: [u8; 16],
     /// The cookies of the port's and the SecY's namespaces: a move changes
     /// the object (its ifindex and `secy-netnsid` are per namespace).
-    netns: u64,
-    secy_netns: u64,
+    pub(crate) netns: u64,
+    pub(crate) secy_netns: u64,
+    /// The id the port's namespace has for the SecY's, if that is another
+    /// (allocated when there is none, as rtnetlink does for
+    /// `IFLA_LINK_NETNSID`); negative otherwise.
+    pub(crate) secy_netnsid: i32,
     /// The RDMA devices on the port: how many, and the sum of their
     /// identities (a device replaced by another changes it).
     rdma: (usize, usize),
@@ -275,6 +289,13 @@ struct View {
 }
 
 impl PortEntry {
+    /// The object as last computed (under RTNL): what readers, which take
+    /// only the state's mutex, report. Every port has one once the update
+    /// that tracked it finished.
+    pub(crate) fn published(&self) -> Option<&View> {
+        self.last.as_ref()
+    }
+
     /// A port for `dev`, not related to anything yet.
     fn new(dev: &NetDevice) -> PortEntry {
         PortEntry {
@@ -293,6 +314,7 @@ impl PortEntry {
             binding: None,
             generation: 0,
             serial: 0,
+            ns: 0,
             last: None,
             gone: false,
             dirty: false,
@@ -321,9 +343,11 @@ pub(crate) struct Ports {
     /// [`Bridge::finish`]. Each in its own allocation: the table's slots,
     /// half of them free, stay small.
     pub(crate) all: Index<u64, KBox<PortEntry>>,
-    /// The serials of [`Ports::all`] in order, which is the order the ports
-    /// were tracked in: a dump's order, and where it resumes.
-    pub(crate) order: RBTree<u64, ()>,
+    /// The serials of [`Ports::all`] by the namespace each port was last
+    /// published in (its cookie), then in the order the ports were
+    /// tracked in: a dump walks its namespace's alone, and resumes after
+    /// the last serial it sent.
+    pub(crate) order: RBTree<(u64, u64), ()>,
     /// The serial of each port that is not gone, by its netdev.
     live: Index<usize, u64>,
     /// (MACsec netdev, serial) of each binding that names one: the ports
@@ -446,7 +470,7 @@ fn mark(e: &mut PortEntry, dirty: &mut KVec<u64>) {
 
 /// The serials in order, the ports and the SecYs ([`State::ports_and_secys`]).
 pub(crate) type InOrder<'a> = (
-    &'a mut RBTree<u64, ()>,
+    &'a mut RBTree<(u64, u64), ()>,
     &'a Index<u64, KBox<PortEntry>>,
     &'a Secys,
 );
@@ -555,12 +579,14 @@ impl State {
         self.serial += 1;
         let serial = self.serial;
         e.serial = serial;
+        e.ns = dev.net().cookie();
+        let ns = e.ns;
         // Neither insertion allocates: the room is reserved.
         if p.all.insert(serial, e).is_err() {
             return Err(ENOMEM);
         }
         let _ = p.live.insert(key(dev), serial);
-        p.order.insert(in_order.into_node(serial, ()));
+        p.order.insert(in_order.into_node((ns, serial), ()));
         p.touch(serial);
         Ok(serial)
     }
@@ -901,9 +927,6 @@ fn read_reach(e: &mut PortEntry) {
         // SAFETY: `r` is tracked, so its device's `remove` has not run:
         // that forgets it under the state's mutex, held here.
         let ib = unsafe { rdma::Device::from_id(r.id) };
-        if ib.netdev(r.port).as_deref().map(key) != Some(key(&e.dev)) {
-            escapes = true;
-        }
         let ret = ib.gids(r.port, |a| {
             match a.leaves_through(&e.dev) {
                 Some(true) if through.len() < MAX_GIDS => {
@@ -923,6 +946,9 @@ fn read_reach(e: &mut PortEntry) {
             read = false;
             break;
         }
+    }
+    if rdma_moved(e) {
+        escapes = true;
     }
     if !read {
         // Unread GIDs may leave anywhere; the next change reads again.
@@ -1040,6 +1066,20 @@ fn read_gids(e: &mut PortEntry) {
     list_gids(e, gids);
 }
 
+/// Whether an RDMA device of port `e` has another netdev now (mlx5's LAG,
+/// MANA on a change of uppers, mlx4 on a bond's failover: all by
+/// `ib_device_set_netdev()` or their `get_netdev`, which tell clients
+/// nothing): its RoCE then leaves through that one. One spinlock per
+/// device; called under the state's mutex.
+fn rdma_moved(e: &PortEntry) -> bool {
+    e.rdma.iter().any(|r| {
+        // SAFETY: `r` is tracked, so its device's `remove` has not run:
+        // that forgets it under the state's mutex, held here.
+        let ib = unsafe { rdma::Device::from_id(r.id) };
+        ib.netdev(r.port).as_deref().map(key) != Some(key(&e.dev))
+    })
+}
+
 /// Makes `gids` port `e`'s listed GIDs; a change changes the object.
 fn list_gids(e: &mut PortEntry, gids: KVec<Gid>) {
     if gids[..] != e.gids[..] {
@@ -1053,9 +1093,9 @@ fn list_gids(e: &mut PortEntry, gids: KVec<Gid>) {
 /// come and go far more rarely than netdev events.
 fn forget_rdma(st: &mut State, id: usize) {
     let p = &mut st.ports;
-    let mut from = 0;
-    while let Some(s) = p.order.cursor_lower_bound(&from).map(|c| *c.current().0) {
-        from = s + 1;
+    let mut from = (0, 0);
+    while let Some((ns, s)) = p.order.cursor_lower_bound(&from).map(|c| *c.current().0) {
+        from = (ns, s + 1);
         let Some(e) = p.all.get_mut(&s) else { break };
         let n = e.rdma.len();
         // In place: nothing to allocate, so nothing else is lost.
@@ -1178,6 +1218,16 @@ fn reread(rtnl: &Rtnl, st: &mut State) {
         observed_lost,
         ..
     } = st;
+    if ports.offloading > 0 {
+        // A claiming port whose RDMA device moved with no event at all.
+        let Ports { all, dirty, .. } = ports;
+        for (_, e) in all.iter_mut() {
+            if e.offload && !e.gone && rdma_moved(e) {
+                e.reach.read = false;
+                mark(e, dirty);
+            }
+        }
+    }
     if *observed_lost {
         for (&d, s) in secys.iter_mut() {
             reread_one(rtnl, ports, d, s);
@@ -1281,10 +1331,12 @@ fn relate(e: &mut PortEntry, secys: &Secys, uppers: &Index<(usize, usize), ()>) 
             // tables reads them again: `GidWork`), read afresh whenever a
             // claim may rise: none rests on what the tables held before
             // their last change reached the module.
+            // A port already partial stays so on what it read; a moved
+            // RDMA device is looked for on every recompute.
             let may_rise = lockstep::judge(&known, Scope::Whole)
                 .protection
                 .is_offload();
-            if may_rise && !e.offload {
+            if (may_rise && !e.offload && !e.reach.escapes) || rdma_moved(e) {
                 e.reach.read = false;
             }
             read_reach(e);
@@ -1476,8 +1528,7 @@ impl Bridge {
     }
 
     /// Reads the observed SecYs again (see [`reread`]), then announces and
-    /// applies what changed. Every netlink answer, and the periodic
-    /// re-read, start with it.
+    /// applies what changed: the periodic re-read.
     pub(crate) fn revalidate(&self, rtnl: &mut RtnlGuard, cause: Cause) {
         let mut span = trace::Span::start();
         let mut fx = Effects::new();
@@ -1560,8 +1611,8 @@ impl Bridge {
             if e.gone && e.last.is_none() {
                 // Never announced (an RDMA device that could not be
                 // tracked): nothing to retract.
+                ports.order.remove(&(e.ns, serial));
                 ports.all.remove(&serial);
-                ports.order.remove(&serial);
                 continue;
             }
             e.owner = Owner::of(&e.dev);
@@ -1586,6 +1637,15 @@ impl Bridge {
             }
             read_gids(e);
             let view = view(e, secys);
+            if view.netns != e.ns {
+                // It moved: dumps in its new namespace list it from now on.
+                // The node is reused: nothing to allocate.
+                if let Some(n) = ports.order.remove_node(&(e.ns, serial)) {
+                    let n = n.into_reservation().into_node((view.netns, serial), ());
+                    ports.order.insert(n);
+                }
+                e.ns = view.netns;
+            }
             if e.last != Some(view) {
                 *clock += 1;
                 e.generation = *clock;
@@ -1602,7 +1662,7 @@ impl Bridge {
                             skb.genlmsg_put(0, 0, &netlink::FAMILY, netlink::CMD_DEV_CHANGE_NTF)
                         })
                         .map_err(Error::from);
-                    let fill = |m: GenlMsg| netlink::fill(&m, e, secys, e.dev.net()).map(|()| m);
+                    let fill = |m: GenlMsg| netlink::fill(&m, e, secys).map(|()| m);
                     let sent = match note.and_then(fill) {
                         Ok(m) => fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_ok(),
                         Err(_) => false,
@@ -1618,8 +1678,8 @@ impl Bridge {
                 }
             }
             if e.gone {
+                ports.order.remove(&(e.ns, serial));
                 ports.all.remove(&serial);
-                ports.order.remove(&serial);
             }
         }
         // The room goes back, empty, for the next update.
@@ -1965,15 +2025,15 @@ impl Bridge {
             span.locked();
             st.begin();
             st.closing = true;
-            let mut serial = 0;
-            while let Some(s) = st
+            let mut from = (0, 0);
+            while let Some((ns, s)) = st
                 .ports
                 .order
-                .cursor_lower_bound(&serial)
+                .cursor_lower_bound(&from)
                 .map(|c| *c.current().0)
             {
                 st.ports.retire(s);
-                serial = s + 1;
+                from = (ns, s + 1);
             }
             self.finish(&mut st, &mut fx);
             for (_, i) in st.lowers.drain() {
@@ -2038,6 +2098,9 @@ fn view(e: &PortEntry, secys: &Secys) -> View {
         renames: e.renames,
         gid_changes: e.gid_changes,
         secy_netns: e.secy.as_ref().map_or(0, |d| d.net().cookie()),
+        // Readers are always in the port's namespace (a dump lists the
+        // caller's, `dev-get` looks its ifindex up there).
+        secy_netnsid: e.secy.as_ref().map_or(-1, |d| e.dev.net().peer_id(d.net())),
     }
 }
 

@@ -102,12 +102,17 @@ fn owner(o: Owner) -> u32 {
     }
 }
 
-/// Writes one port object as seen from namespace `viewer`; `secys` is
-/// where its SecY's details are. Called under RTNL, which keeps the names,
-/// ifindexes and namespaces it reads still.
-pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &Secys, viewer: &Net) -> Result {
-    msg.put_u32(A_DEV_IFINDEX.into(), e.dev.ifindex() as u32)?;
-    msg.put_string(A_DEV_IFNAME.into(), e.dev.name())?;
+/// Writes one port object as published ([`PortEntry::published`]), as seen
+/// from the port's namespace; `secys` is where its SecY's details are.
+/// Called under the state's mutex, with or without RTNL: it reads no
+/// netdev, whose names, ifindexes and namespaces change under RTNL alone.
+pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &Secys) -> Result {
+    let Some(p) = e.published() else {
+        return Err(EINVAL);
+    };
+    msg.put_u32(A_DEV_IFINDEX.into(), p.ifindex as u32)?;
+    let len = p.name.iter().position(|&b| b == 0).unwrap_or(p.name.len());
+    put_name(msg, A_DEV_IFNAME, &p.name[..len])?;
     for r in e.rdma.iter() {
         put_name(msg, A_DEV_RDMA_DEV, &r.name)?;
     }
@@ -117,15 +122,15 @@ pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &Secys, viewer: &Net) -
     if let Some(r) = e.relation {
         msg.put_u32(A_DEV_RELATION.into(), relation(r))?;
     }
-    if let Some(d) = &e.secy {
-        msg.put_u32(A_DEV_SECY_IFINDEX.into(), d.ifindex() as u32)?;
-        // Relative to the reader, as IFLA_LINK_NETNSID: allocated on first
-        // use, so that the reader can name that namespace from now on.
-        if *d.net() != *viewer {
-            let id = viewer.peer_id(d.net());
-            if id >= 0 {
-                msg.put_s32(A_DEV_SECY_NETNSID.into(), id)?;
-            }
+    // An ifindex in a namespace the reader has no id for would name a
+    // device of its own: none then (no memory for the id, or the SecY's
+    // namespace dying).
+    let named = p.secy_netns == p.netns || p.secy_netnsid >= 0;
+    if let Some(d) = e.secy.as_ref().filter(|_| named) {
+        msg.put_u32(A_DEV_SECY_IFINDEX.into(), p.secy as u32)?;
+        // Relative to the reader, as IFLA_LINK_NETNSID.
+        if p.secy_netns != p.netns {
+            msg.put_s32(A_DEV_SECY_NETNSID.into(), p.secy_netnsid)?;
         }
         if let Some(s) = secys.get(&bridge::key(d)) {
             if let Some((sci, c)) = s.id {
@@ -217,20 +222,29 @@ struct DevGet;
 impl DoHandler for DevGet {
     const POLICY: &'static [AttrPolicy] = &DEV_GET_POLICY;
 
+    /// The port as last published, under the state's mutex alone: no
+    /// RTNL, nothing re-read, nothing written or announced. What a reader
+    /// gets is what the feature bit and the last notification say.
     fn doit(info: &mut Info<'_>) -> Result {
         let ifindex = info.require(A_DEV_IFINDEX)?.as_u32();
         let reply = info.reply(CMD_DEV_GET)?;
-        let mut rtnl = Rtnl::lock();
+        let here = info.net().cookie();
+        // `dev_get_by_index()`: under RCU, with a reference of its own.
+        let dev = NetDevice::get_by_index(info.net(), ifindex as i32);
         let found = bridge::with(|b| -> Result<bool> {
-            b.revalidate(&mut rtnl, Cause::Request);
-            let Some(dev) = NetDevice::get_by_index(info.net(), ifindex as i32) else {
+            let Some(dev) = dev else {
                 return Ok(false);
             };
             let st = b.state.lock();
-            let Some(e) = st.ports.of(&dev) else {
+            // Published in this namespace: one just moved here is not yet.
+            let Some(e) = st
+                .ports
+                .of(&dev)
+                .filter(|e| e.published().is_some_and(|v| v.netns == here))
+            else {
                 return Ok(false);
             };
-            fill(&reply, e, &st.secys, info.net())?;
+            fill(&reply, e, &st.secys)?;
             Ok(true)
         })
         .unwrap_or(Ok(false))?;
@@ -248,18 +262,19 @@ impl DoHandler for DevGet {
 impl DumpHandler for DevGet {
     const POLICY: &'static [AttrPolicy] = &DEV_DUMP_POLICY;
 
-    /// Ports in the order they were tracked, resuming after the serial of
-    /// the last one sent (kept in two words of the dump's state, 32 bits
-    /// each). Any change of any object between two rounds moves the clock,
-    /// and the next message carries `NLM_F_DUMP_INTR`.
+    /// The ports published in the caller's namespace, in the order they
+    /// were tracked, resuming after the serial of the last one sent (kept
+    /// in two words of the dump's state, 32 bits each). Under the state's
+    /// mutex alone, as `dev-get`; a round walks the caller's namespace's
+    /// ports only ([`bridge::Ports::order`]), whatever the others hold.
+    /// Any change of any object between two rounds moves the clock, and
+    /// the next message carries `NLM_F_DUMP_INTR`.
     fn dumpit(dump: &mut Dump<'_>) -> Result {
-        let mut rtnl = Rtnl::lock();
+        let here = dump.info().net().cookie();
         bridge::with(|b| -> Result {
-            b.revalidate(&mut rtnl, Cause::Request);
             let span = Span::start();
             let mut st = b.state.lock();
             st.begin();
-            let net: ARef<Net> = dump.info().net().into();
             // Zero would turn the check off.
             dump.set_generation((st.clock as u32).max(1));
             let [lo, hi, ..] = *dump.state();
@@ -269,22 +284,23 @@ impl DumpHandler for DevGet {
             let (order, ports, secys) = st.ports_and_secys();
             let ret = (|| -> Result {
                 // The first port after the last one sent: O(log N).
-                let mut cursor = order.cursor_lower_bound_mut(&after.saturating_add(1));
+                let from = (here, after.saturating_add(1));
+                let mut cursor = order.cursor_lower_bound_mut(&from);
                 while let Some(c) = cursor {
-                    let Some(e) = ports.get(c.current().0) else {
-                        cursor = c.move_next();
-                        continue;
-                    };
+                    let (ns, serial) = *c.current().0;
+                    if ns != here {
+                        break;
+                    }
                     visited += 1;
-                    if *e.dev.net() == *net {
+                    if let Some(e) = ports.get(&serial).filter(|e| e.published().is_some()) {
                         let msg = dump.message(CMD_DEV_GET)?;
-                        fill(&msg, e, secys, &net)?;
+                        fill(&msg, e, secys)?;
                         msg.commit();
                         sent += 1;
                     }
                     let state = dump.state();
-                    state[0] = (e.serial & 0xffff_ffff) as isize;
-                    state[1] = (e.serial >> 32) as isize;
+                    state[0] = (serial & 0xffff_ffff) as isize;
+                    state[1] = (serial >> 32) as isize;
                     cursor = c.move_next();
                 }
                 Ok(())

@@ -11,8 +11,9 @@
 //! associated functions; state lives where the type puts it.
 //!
 //! An [`EventHandler`] follows a device's GID table: the core calls
-//! [`Events::gid_change`] after every change of a port's table, which
-//! [`Device::gids`] reads.
+//! [`Events::gid_change`] after every change of a RoCE port's table, which
+//! [`Device::gids`] reads (not for other ports: `cache.c` changes an iWARP
+//! port's table without an event).
 //!
 //! This lives in the module, not in the kernel crate: distributions build
 //! the RDMA core as a module (`INFINIBAND=m`), and a non-generic function
@@ -164,33 +165,31 @@ impl GidAttr {
         core::ptr::eq(ndev.cast(), dev.as_raw())
     }
 
-    /// Whether RoCE on this GID leaves only through `root`: the entry's
-    /// netdev is `root`, or a VLAN whose chain of real devices reaches
-    /// `root` (a VLAN sends through its real device alone, which it keeps
-    /// for life). Any other netdev (a bond, a team, a macvlan, an unrelated
-    /// device) may send elsewhere. `None` for an entry being deleted, or
-    /// one without a netdev, on which no RoCE leaves.
+    /// Whether the entry's netdev sends only through `root`: it is `root`,
+    /// or a VLAN whose real device (below every VLAN:
+    /// `vlan_dev_real_dev()`) is `root` (a VLAN sends through its real
+    /// device alone, which it keeps for life). Any other netdev (a bond, a
+    /// team, a macvlan, a VLAN over a VLAN root) may send elsewhere. `None`
+    /// for an entry being deleted, or one without a netdev, on which no
+    /// RoCE leaves.
     pub(crate) fn leaves_through(&self, root: &NetDevice) -> Option<bool> {
         let _rcu = kernel::sync::rcu::read_lock();
         // SAFETY: the entry is valid and the RCU read lock is held, as the
-        // call requires.
+        // call requires. It returns the netdev, or an error pointer (never
+        // NULL).
         let ndev = unsafe { rdma_read_gid_attr_ndev_rcu(self.0.cast()) };
-        let mut dev = from_err_ptr(ndev.cast::<bindings::net_device>())
-            .ok()
-            .filter(|d| !d.is_null())?;
-        loop {
-            if core::ptr::eq(dev, root.as_raw()) {
-                return Some(true);
-            }
-            // SAFETY: `dev` is valid: the entry holds its netdev (`dev_hold`
-            // when it was stored, released only when the entry is freed, and
-            // the entry is held here), and each VLAN of the chain holds its
-            // real device until it is freed itself.
-            match unsafe { vlan_real_dev(dev) } {
-                Some(real) => dev = real,
-                None => return Some(false),
-            }
+        let dev = from_err_ptr(ndev.cast::<bindings::net_device>()).ok()?;
+        if core::ptr::eq(dev, root.as_raw()) {
+            return Some(true);
         }
+        // SAFETY: `dev` stays valid until the RCU read lock, held here, is
+        // dropped: the call returned it while the entry was valid, under
+        // the table's rwlock, and deleting the entry drops its reference on
+        // the netdev only after a grace period (`del_gid()` clears
+        // `attr.ndev` and frees through `call_rcu()`). A VLAN holds its real
+        // device until it is freed itself (`vlan_dev_free()`).
+        let real = unsafe { vlan_real_dev(dev) };
+        Some(real.is_some_and(|r| core::ptr::eq(r, root.as_raw())))
     }
 }
 

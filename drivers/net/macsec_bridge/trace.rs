@@ -51,7 +51,7 @@ pub(crate) enum Cause {
     OpBefore = 1,
     /// An offload operation, after the driver.
     OpAfter = 2,
-    /// A generic netlink request (`bind`, `unbind`, a `dev-get`'s re-read).
+    /// A generic netlink request (`bind`, `unbind`).
     Request = 3,
     /// The RDMA client: a device added (code 0), removed (1) or renamed
     /// (2), or a re-read of GIDs after a GID table changed (3).

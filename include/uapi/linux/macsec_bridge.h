@@ -46,8 +46,10 @@ enum macsec_bridge_protection {
  * @MACSEC_BRIDGE_REASON_OFFLOAD_OFF: The SecY is not offloaded (it may protect
  *   in software).
  * @MACSEC_BRIDGE_REASON_PARTIAL: The SecY protects only part of the port's
- *   egress: the port is its real device (relation upper), and RoCE on the
- *   port's own GIDs, its default GID always among them, bypasses the SecY.
+ *   RoCE: the port is its real device (relation upper), and RoCE on the port's
+ *   own GIDs, its default GID always among them, bypasses the SecY; or a GID
+ *   of the port is on a device that can send around the SecY (a bond the port
+ *   is a slave of, say), or the port's RDMA device has another netdev now.
  *   Checked last, where the SecY itself would be offload-protected.
  * @MACSEC_BRIDGE_REASON_UNSETTLED: The SecY as macsec.c holds it would be
  *   offload-protected, but what its driver holds is not known: an offload

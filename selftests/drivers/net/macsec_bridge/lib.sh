@@ -746,6 +746,14 @@ nic_cleanup() {
 	rm -rf "$ROW_DIR"
 }
 
+# tracefs_require: tracefs at $T (set here), mounted if it was not, and
+# writable; a broken bed otherwise.
+tracefs_require() {
+	T=/sys/kernel/tracing
+	[ -e "$T/trace" ] || mount -t tracefs nodev "$T" 2>/dev/null
+	[ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
+}
+
 # dmesg_mark, then dmesg_clean_since DESCRIPTION: one KTAP result, whether
 # the kernel printed a warning, bug, sanitizer report, leaked netdev
 # reference or hung task after the mark.

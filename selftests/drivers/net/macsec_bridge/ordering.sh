@@ -26,9 +26,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 nic_bed
-T=/sys/kernel/tracing
-[ -e "$T/trace" ] || mount -t tracefs nodev "$T" 2>/dev/null
-[ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
+tracefs_require
 on_exit ordering_cleanup
 
 ordering_cleanup() {

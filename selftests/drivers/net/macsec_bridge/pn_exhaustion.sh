@@ -6,7 +6,8 @@
 # cleared from the datapath, with no offload operation and no event. The
 # SecY then sends nothing protected, and the port must stop claiming that
 # it does: the module reads every observed SecY again once a second while
-# a port advertises offload, and before it answers any dev-get. The model
+# a port advertises offload, on its own schedule (a reader re-reads
+# nothing: it gets what the module last published). The model
 # NIC wraps the encoding SA's PN on the next frame it sends while its alias
 # is `pn-wrap`. RXE sits on macsec0 (relation self), so the feature bit is
 # the module's and `ethtool -k` shows the retraction with no request of
@@ -46,9 +47,9 @@ row "SA 1 installed as the encoding SA: offload-mac" \
 	"ip link set mtn0 alias '' &&
 	 ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
 	 ip link set macsec0 type macsec encodingsa 1"
-row "SA 1's PN wraps: a dump at once shows it retracted" \
+row "SA 1's PN wraps: retracted within the re-read interval, and the dump says so" \
 	macsec0 off none no-active-tx-sa seq=none/no-active-tx-sa -- \
-	"ip link set mtn0 alias pn-wrap && send_frame mtn0"
+	"ip link set mtn0 alias pn-wrap && send_frame mtn0 && wait_for 300 bit_is macsec0 off"
 table_end
 check "unload" rmmod macsec_bridge
 

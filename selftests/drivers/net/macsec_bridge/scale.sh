@@ -15,16 +15,17 @@
 # examined: a few per lookup, where one walk of a table would be
 # thousands.
 # And the rows: taking one SecY down and up announces that one port, once
-# each way, with the right reason, and changes no other port.
+# each way, with the right reason, and changes no other port. Last, a dump
+# from a namespace holding one port (a veth bound to a SecY here, then
+# moved there) lists that port, and its rounds examine that port alone,
+# not the N here.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_cmd ip insmod rmmod
 require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
-T=/sys/kernel/tracing
-[ -e "$T/trace" ] || mount -t tracefs nodev "$T" 2>/dev/null
-[ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
+tracefs_require
 N=$MB_SCALE_PORTS
 MID=$((N / 2))
 # Slots of the module's hash tables one event may examine: a lookup
@@ -41,6 +42,7 @@ cleanup() {
 	local i
 	for i in $(seq 0 $((N - 1))); do echo "link del mbv$i"; done | ip -force -batch - 2>/dev/null
 	ip netns del mbpeer 2>/dev/null
+	ip -n mbpod link del mbpv 2>/dev/null
 	ip netns del mbpod 2>/dev/null
 	[ ! -e "$T/events/macsec_bridge/enable" ] || echo 0 >"$T/events/macsec_bridge/enable"
 	echo >"$T/trace" 2>/dev/null
@@ -80,7 +82,7 @@ PY
 }
 
 ktap_print_header
-ktap_set_plan 14
+ktap_set_plan 17
 
 # `ip -batch` opens the namespace file for every `netns` it reads and
 # keeps it open: one per line.
@@ -158,6 +160,25 @@ verdicts \
 	"d['dumps'][2][mid]['reason'] == 9 and
 		d['dumps'][2][mid]['generation'] == d['up']['notes'][0]['generation'] and
 		all(d['dumps'][2][k] == p for k, p in d['dumps'][0].items() if k != mid)"
+
+ip netns add mbpod
+ip link add mbpv type veth peer name mbpp netns mbpeer
+check "a veth bound to mbs0, moved to a namespace of its own" \
+	eval '/usr/bin/python3 "$lib_dir/mb_genl.py" bind "$(ifindex mbs0)" "$(ifindex mbpv)" &&
+	ip link set mbpv netns mbpod'
+E=$T/events/macsec_bridge/macsec_bridge_update/enable
+echo >"$T/trace"
+echo 1 >"$E"
+ip netns exec mbpod /usr/bin/python3 "$lib_dir/mb_genl.py" readers mbpv \
+	"$(ifindex mbpv mbpod)" >"$ROW_DIR/pod" 2>"$ROW_DIR/pod.err"
+echo 0 >"$E"
+# Each round of the dump: the ports it sent (code) and examined (visited).
+grep -o 'cause=dump code=[0-9]* .* visited=[0-9]*' "$T/trace" |
+	sed 's/cause=dump code=\([0-9]*\) .* visited=\([0-9]*\)/\1 \2/' >"$ROW_DIR/rounds"
+check "the dump there lists mbpv, bound, software: none, offload-off" \
+	grep -qx "dump none/offload-off" "$ROW_DIR/pod"
+check "... its rounds sent one port and examined one, of $((N + 1))" \
+	[ "$(awk '{ s += $1; v += $2 } END { print s, v }' "$ROW_DIR/rounds")" = "1 1" ]
 check "unload" rmmod macsec_bridge
 
 ktap_finished

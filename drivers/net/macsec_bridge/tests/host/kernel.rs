@@ -235,6 +235,10 @@ pub mod rbtree {
         pub fn to_key_value(self) -> (K, V) {
             (self.0, self.1)
         }
+
+        pub fn into_reservation(self) -> RBTreeNodeReservation {
+            RBTreeNodeReservation
+        }
     }
 
     pub struct Cursor<'a, K, V>(&'a K, &'a V);
@@ -276,6 +280,11 @@ pub mod rbtree {
 
         pub fn remove(&mut self, k: &K) -> Option<V> {
             self.0.remove(k)
+        }
+
+        pub fn remove_node(&mut self, k: &K) -> Option<RBTreeNode<K, V>> {
+            let (k, v) = self.0.remove_entry(k)?;
+            Some(RBTreeNode(k, v))
         }
 
         pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {

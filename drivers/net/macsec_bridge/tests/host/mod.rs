@@ -188,7 +188,6 @@ pub mod bindings {
 pub mod netlink {
     use super::*;
     use crate::kernel::error::Result;
-    use crate::net::namespace::Net;
     use crate::net::netlink::{Family, GenlMsg};
 
     pub const CMD_DEV_CHANGE_NTF: u8 = 2;
@@ -207,12 +206,7 @@ pub mod netlink {
     }
 
     /// The object of port `e`, as the real `fill` writes it.
-    pub(crate) fn fill(
-        msg: &GenlMsg,
-        e: &PortEntry,
-        secys: &bridge::Secys,
-        _viewer: &Net,
-    ) -> Result {
+    pub(crate) fn fill(msg: &GenlMsg, e: &PortEntry, secys: &bridge::Secys) -> Result {
         crate::kernel::alloc::charge()?;
         let v = e.port.advertised();
         let s = e.secy.as_ref().and_then(|d| secys.get(&bridge::key(d)));

@@ -20,7 +20,11 @@ pub mod namespace {
         }
 
         pub fn peer_id(&self, other: &Net) -> i32 {
-            other.cookie as i32
+            if core::ptr::eq(self, other) {
+                -1
+            } else {
+                other.cookie as i32
+            }
         }
     }
 

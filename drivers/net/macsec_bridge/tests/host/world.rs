@@ -1656,8 +1656,39 @@ impl World {
             .any(|r| r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d)))
     }
 
+    /// The dump's index, whatever memory did: each port under the
+    /// namespace it was published in and its serial, and nothing else, so
+    /// that a dump from that namespace, and from no other, finds it.
+    fn check_order(&self) {
+        let st = self.b().state.lock();
+        let p = &st.ports;
+        assert_eq!(p.order.iter().count(), p.all.iter().count(), "index size");
+        for (&serial, e) in p.all.iter() {
+            assert!(
+                p.order.get(&(e.ns, serial)).is_some(),
+                "{}: not indexed",
+                e.dev.name()
+            );
+            if let Some(v) = e.published() {
+                assert_eq!(
+                    v.netns,
+                    e.ns,
+                    "{}: indexed in another namespace",
+                    e.dev.name()
+                );
+                assert_eq!(
+                    v.netns,
+                    e.dev.net().cookie(),
+                    "{}: published elsewhere",
+                    e.dev.name()
+                );
+            }
+        }
+    }
+
     /// Liveness and consistency, once a step is over.
     fn check(&mut self) {
+        self.check_order();
         if self.degraded() {
             return self.check_degraded();
         }

@@ -9,7 +9,9 @@
 //! (`mdo_dev_stop`, `mdo_del_secy` on deletion).
 //!
 //! Every operation is recorded in the trace buffer as it starts and as it
-//! returns (`macsec_test_nic: mdo_upd_txsa enter`, `... exit 0`).
+//! returns (`macsec_test_nic: mdo_upd_txsa enter`, `... exit 0`). With the
+//! alias `hold:mdo_upd_secy`, say, that operation sleeps six seconds first
+//! (`... holding`), holding RTNL as every operation does.
 //!
 //! Its TX side is mlx5e's (`en_accel/macsec.c`): a TX SA is encrypted
 //! with once the driver installs its steering rule, which it does for the
@@ -190,6 +192,10 @@ unsafe fn alias_matches(dev: *mut bindings::net_device, test: impl FnOnce(&[u8])
     test(alias.to_bytes())
 }
 
+/// How long an operation the alias names (`hold:mdo_upd_secy`) sleeps
+/// before it goes on, holding RTNL.
+const HOLD_MS: i64 = 6000;
+
 /// Whether `dev`'s alias asks `op` to fail.
 ///
 /// # Safety
@@ -237,6 +243,12 @@ unsafe fn offload(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
     // SAFETY: for MAC offload the context holds the SecY's lower device,
     // valid for the call.
     let lower = unsafe { (*ctx).__bindgen_anon_1.netdev };
+    // SAFETY: as above.
+    if unsafe { alias_matches(lower, |a| a.strip_prefix(b"hold:") == Some(op.as_bytes())) } {
+        // Every operation runs under RTNL: the readers' test holds it so.
+        record(fmt!("{} holding", op));
+        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(HOLD_MS));
+    }
     // SAFETY: as above.
     let fail = unsafe { told_to_fail(lower, op) };
     if op == "mdo_upd_secy" {
