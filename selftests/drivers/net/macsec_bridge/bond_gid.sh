@@ -27,6 +27,7 @@ bond_cleanup() {
 	ip link del mbbond0 2>/dev/null
 	ip link del mbv0 2>/dev/null
 	ip link del mbvlan0 2>/dev/null
+	ip link del mbbr0 2>/dev/null
 	lockstep_cleanup
 }
 on_exit bond_cleanup
@@ -67,13 +68,24 @@ bond_gid_out() {
 vlan_gids_out() {
 	[ "$(gids_on mbvlan0)" -eq 0 ]
 }
+# says PORT REASON: a dump now gives PORT that reason.
+says() {
+	ynl --dump dev-get >"$ROW_DIR/now" &&
+		[ "$(port_field "$ROW_DIR/now" "$1" reason)" = "$2" ]
+}
+BRIDGE_GID=0000:0000:0000:0000:0000:ffff:cb00:7101
+bridge_listing() {
+	local l
+	l=$(listed macsec0)
+	[ -n "$l" ] && ! grep -q "$BRIDGE_GID" <<<"$l"
+}
 # listed PORT: the port's protected GIDs in the last row's dump, by index.
 listed() {
 	port_field "$ROW_DIR/dump.$ROW_N" "$1" protected-gid
 }
 
 ktap_print_header
-ktap_set_plan $((9 + 6 * (${#MODES[@]} + 1) + 2))
+ktap_set_plan $((12 + 6 * (${#MODES[@]} + 1) + 2))
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
@@ -97,6 +109,18 @@ check "the port lists no GID: it claims all of them" [ -z "$(listed macsec0)" ]
 row "the VLAN deleted: nothing changes" \
 	macsec0 on offload-mac "" seq= -- \
 	"ip link del mbvlan0 && wait_for 100 vlan_gids_out"
+# A bridge takes ports that are up: the claim stands while the RDMA core
+# adds the bridge's GID, and falls when the module's work reads it.
+row "macsec0 and the veth in a bridge with an address, while it claims: partial once the GID is read" \
+	macsec0 off none partial seq=none/partial -- \
+	"ip link add mbbr0 type bridge && ip link set macsec0 master mbbr0 &&
+	 ip link set mbv0 master mbbr0 && ip link set mbv0 up && ip link set mbbr0 up &&
+	 ip addr add 203.0.113.1/24 dev mbbr0 && wait_for 100 has_gid mbbr0 $BRIDGE_GID &&
+	 wait_for 100 says macsec0 partial"
+check "the bridge: macsec0's own GID listed, the bridge's not" bridge_listing
+row "the bridge deleted: offload-mac once its GID is gone" \
+	macsec0 on offload-mac "" seq=offload-mac/none -- \
+	"ip link del mbbr0 && wait_for 100 says macsec0 none"
 
 # Active-backup: the bond sends through its active slave alone, and the
 # RDMA core gives the bond's address GIDs to the active slave's port only.
