@@ -44,8 +44,11 @@ ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 	"${bases[@]}" "after=$ko"
 
 insmod "$ko"
-# macsec0 was made before this load: one operation shows it to the module.
-ip macsec set macsec0 tx sa 0 on
+# macsec0 was made before this load: a key change (TX SA 1 made afresh,
+# then made the encoding SA) shows it to the module and settles what its
+# driver holds. The flips and teardowns then work on SA 1.
+ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY
+ip link set macsec0 type macsec encodingsa 1
 
 /usr/bin/python3 - "$bin" "$flips" <<'PY'
 import json, statistics, subprocess, sys, time
@@ -67,8 +70,8 @@ assert start is True, f"start: macsecEgress {start}"
 
 # Each flip is one command that turns hardware protection off or on.
 FLIPS = {
-    "ip macsec set macsec0 tx sa 0 on/off":
-        lambda on: ["ip", "macsec", "set", "macsec0", "tx", "sa", "0", "on" if on else "off"],
+    "ip macsec set macsec0 tx sa 1 on/off":
+        lambda on: ["ip", "macsec", "set", "macsec0", "tx", "sa", "1", "on" if on else "off"],
     "ip link set macsec0 type macsec encrypt on/off":
         lambda on: ["ip", "link", "set", "macsec0", "type", "macsec",
                     "encrypt", "on" if on else "off"],
@@ -153,12 +156,12 @@ taint = {"slice: taint appears": [], "rules: rule created": [],
          "slice: taint gone": [], "rules: rule deleted": []}
 for _ in range(flips):
     t0 = time.monotonic()
-    subprocess.run(["ip", "macsec", "set", "macsec0", "tx", "sa", "0", "off"], check=True)
+    subprocess.run(["ip", "macsec", "set", "macsec0", "tx", "sa", "1", "off"], check=True)
     taint["slice: taint appears"].append((wait("slice", lambda l: tainted(l) is True) - t0) * 1000)
     taint["rules: rule created"].append((wait("rules", rule_event("create")) - t0) * 1000)
     assert os.path.exists(os.path.join(rules_dir, rule + ".yaml"))
     t0 = time.monotonic()
-    subprocess.run(["ip", "macsec", "set", "macsec0", "tx", "sa", "0", "on"], check=True)
+    subprocess.run(["ip", "macsec", "set", "macsec0", "tx", "sa", "1", "on"], check=True)
     taint["slice: taint gone"].append((wait("slice", lambda l: tainted(l) is False) - t0) * 1000)
     taint["rules: rule deleted"].append((wait("rules", rule_event("delete")) - t0) * 1000)
     assert not os.path.exists(os.path.join(rules_dir, rule + ".yaml"))
@@ -170,7 +173,7 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 print()
-print(f"{flips} teardowns (`ip macsec set macsec0 tx sa 0 off`) and restorations")
+print(f"{flips} teardowns (`ip macsec set macsec0 tx sa 1 off`) and restorations")
 print("(`... on`), time from the command's start to the taint in the")
 print("`slice --watch` stream and to the rule in the `taint-rules --watch` directory")
 print()

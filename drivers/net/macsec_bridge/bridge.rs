@@ -2079,7 +2079,7 @@ fn view(e: &PortEntry, secys: &Secys) -> View {
     let secy = e.secy.as_ref().and_then(|d| secys.get(&key(d)));
     let mut name = [0u8; 16];
     let n = e.dev.name().to_bytes();
-    let len = n.len().min(name.len());
+    let len = n.len().min(name.len() - 1);
     name[..len].copy_from_slice(&n[..len]);
     View {
         verdict: e.port.advertised(),

@@ -111,8 +111,10 @@ pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &Secys) -> Result {
         return Err(EINVAL);
     };
     msg.put_u32(A_DEV_IFINDEX.into(), p.ifindex as u32)?;
-    let len = p.name.iter().position(|&b| b == 0).unwrap_or(p.name.len());
-    put_name(msg, A_DEV_IFNAME, &p.name[..len])?;
+    // IFNAMSIZ counts the NUL: a name is NUL-terminated within its 16 bytes.
+    let len = p.name.iter().position(|&b| b == 0).ok_or(EINVAL)?;
+    let name = CStr::from_bytes_with_nul(&p.name[..=len]).map_err(|_| EINVAL)?;
+    msg.put_string(A_DEV_IFNAME.into(), name)?;
     for r in e.rdma.iter() {
         put_name(msg, A_DEV_RDMA_DEV, &r.name)?;
     }
