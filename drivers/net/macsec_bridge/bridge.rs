@@ -193,9 +193,9 @@ struct Reach {
     /// Read since the port's GID tables or RDMA devices last changed.
     read: bool,
     /// Some RoCE of the port may leave other than through the port's own
-    /// netdev: a GID on a device that can send elsewhere, an RDMA device
-    /// whose netdev is no longer the port's (a LAG's), or tables that could
-    /// not be read.
+    /// netdev: a GID on a device that can send elsewhere, or tables that
+    /// could not be read. (An RDMA device whose netdev is no longer the
+    /// port's is looked for on every recompute: [`rdma_moved`].)
     escapes: bool,
     /// The GIDs on which RoCE leaves only through the port's own netdev, at
     /// most [`MAX_GIDS`].
@@ -853,6 +853,13 @@ impl GidChanges {
         }
     }
 
+    /// Notes that device `id`'s table changed.
+    fn note(&mut self, id: usize) {
+        if !self.all && !self.ids.contains(&id) && self.ids.push(id, GFP_KERNEL).is_err() {
+            self.all = true;
+        }
+    }
+
     fn has(&self, r: &RdmaDev) -> bool {
         self.all || self.ids.contains(&r.id)
     }
@@ -891,13 +898,7 @@ pub(crate) struct GidEvents;
 impl rdma::Events for GidEvents {
     fn gid_change(dev: &rdma::Device, _port: u32) {
         with(|b| {
-            {
-                let mut c = b.gid_work.changed.lock();
-                if !c.all && !c.ids.contains(&dev.id()) && c.ids.push(dev.id(), GFP_KERNEL).is_err()
-                {
-                    c.all = true;
-                }
-            }
+            b.gid_work.changed.lock().note(dev.id());
             // Already queued: that run reads the change too.
             let _ = workqueue::system().enqueue(b.gid_work.clone());
         });
@@ -912,10 +913,7 @@ impl rdma::Events for GidEvents {
 /// itself, for `bound` the device the binding says egresses through the
 /// SecY. A GID on the root, or on a VLAN over it, leaves only through it
 /// ([`rdma::GidAttr::leaves_through`]); one on a bond, a team or any other
-/// upper device may leave through another slave in the clear. So does all
-/// RoCE of an RDMA device whose netdev is no longer the port's: mlx5's LAG
-/// moves its port to the bond with `ib_device_set_netdev()`, which tells
-/// clients nothing, but adds the bond's GIDs, which are read here.
+/// upper device may leave through another slave in the clear.
 fn read_reach(e: &mut PortEntry) {
     if e.reach.read {
         return;
@@ -946,9 +944,6 @@ fn read_reach(e: &mut PortEntry) {
             read = false;
             break;
         }
-    }
-    if rdma_moved(e) {
-        escapes = true;
     }
     if !read {
         // Unread GIDs may leave anywhere; the next change reads again.
@@ -984,15 +979,16 @@ fn read_reach(e: &mut PortEntry) {
 /// SecY crosses it as well, but is not claimed.
 ///
 /// A `self` or `bound` port whose RoCE may leave around the SecY
-/// ([`Reach::escapes`]) lists, on the same condition, the GIDs on which
+/// (its scope is partial) lists, on the same condition, the GIDs on which
 /// RoCE leaves only through it ([`Reach::through`]): the SecY sends every
 /// frame it is given, so none is stale. One whose RoCE all crosses the
 /// SecY lists none: it claims the whole port.
 fn read_gids(e: &mut PortEntry) {
     if !e.gone && matches!(e.relation, Some(Relation::SelfDev | Relation::Bound)) {
         let mut gids = KVec::new();
+        let partial = e.port.scope() == Scope::Partial;
         let (listed, through) = (e.port.carried().protection.is_offload(), &e.reach.through);
-        if e.reach.escapes && listed && gids.extend_from_slice(through, GFP_KERNEL).is_err() {
+        if partial && listed && gids.extend_from_slice(through, GFP_KERNEL).is_err() {
             warn_ratelimited!("{}: out of memory, GIDs not listed\n", e.dev.name());
             gids.clear();
         }
@@ -1223,7 +1219,6 @@ fn reread(rtnl: &Rtnl, st: &mut State) {
         let Ports { all, dirty, .. } = ports;
         for (_, e) in all.iter_mut() {
             if e.offload && !e.gone && rdma_moved(e) {
-                e.reach.read = false;
                 mark(e, dirty);
             }
         }
@@ -1330,17 +1325,18 @@ fn relate(e: &mut PortEntry, secys: &Secys, uppers: &Index<(usize, usize), ()>) 
             // Kept while the port advertises offload (a change of its GID
             // tables reads them again: `GidWork`), read afresh whenever a
             // claim may rise: none rests on what the tables held before
-            // their last change reached the module.
-            // A port already partial stays so on what it read; a moved
-            // RDMA device is looked for on every recompute.
+            // their last change reached the module. A port partial on what
+            // it read stays so. An RDMA device's netdev changes with no
+            // event at all: looked for on every recompute.
+            let moved = rdma_moved(e);
             let may_rise = lockstep::judge(&known, Scope::Whole)
                 .protection
                 .is_offload();
-            if (may_rise && !e.offload && !e.reach.escapes) || rdma_moved(e) {
+            if may_rise && !e.offload && !e.reach.escapes && !moved {
                 e.reach.read = false;
             }
             read_reach(e);
-            if e.reach.escapes {
+            if e.reach.escapes || moved {
                 Scope::Partial
             } else {
                 Scope::Whole

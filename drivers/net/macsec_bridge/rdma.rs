@@ -29,6 +29,7 @@ use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::sync::aref::ARef;
+use kernel::sync::rcu;
 use kernel::types::Opaque;
 
 /// An RDMA device (`struct ib_device`).
@@ -155,14 +156,25 @@ impl GidAttr {
         unsafe { (*self.0).gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP }
     }
 
+    /// The entry's netdev, valid while `_rcu` is held: it was read while
+    /// the entry was valid, under the table's rwlock, and deleting the entry
+    /// drops its reference on the netdev only after a grace period
+    /// (`del_gid()` clears `attr.ndev` and frees through `call_rcu()`).
+    /// `None` for an entry being deleted, or one without a netdev.
+    fn ndev(&self, _rcu: &rcu::Guard) -> Option<*mut bindings::net_device> {
+        // SAFETY: the entry is valid and the RCU read lock is held, as the
+        // call requires. It returns the netdev, or an error pointer (never
+        // NULL).
+        let ndev = unsafe { rdma_read_gid_attr_ndev_rcu(self.0.cast()) };
+        from_err_ptr(ndev.cast::<bindings::net_device>()).ok()
+    }
+
     /// Whether the entry's netdev is `dev`: RoCE on this GID leaves
     /// through `dev`.
     pub(crate) fn is_on(&self, dev: &NetDevice) -> bool {
-        let _rcu = kernel::sync::rcu::read_lock();
-        // SAFETY: the entry is valid and the RCU read lock is held, as the
-        // call requires; the result is only compared, never dereferenced.
-        let ndev = unsafe { rdma_read_gid_attr_ndev_rcu(self.0.cast()) };
-        core::ptr::eq(ndev.cast(), dev.as_raw())
+        let rcu = rcu::read_lock();
+        self.ndev(&rcu)
+            .is_some_and(|d| core::ptr::eq(d, dev.as_raw()))
     }
 
     /// Whether the entry's netdev sends only through `root`: it is `root`,
@@ -173,21 +185,14 @@ impl GidAttr {
     /// for an entry being deleted, or one without a netdev, on which no
     /// RoCE leaves.
     pub(crate) fn leaves_through(&self, root: &NetDevice) -> Option<bool> {
-        let _rcu = kernel::sync::rcu::read_lock();
-        // SAFETY: the entry is valid and the RCU read lock is held, as the
-        // call requires. It returns the netdev, or an error pointer (never
-        // NULL).
-        let ndev = unsafe { rdma_read_gid_attr_ndev_rcu(self.0.cast()) };
-        let dev = from_err_ptr(ndev.cast::<bindings::net_device>()).ok()?;
+        let rcu = rcu::read_lock();
+        let dev = self.ndev(&rcu)?;
         if core::ptr::eq(dev, root.as_raw()) {
             return Some(true);
         }
-        // SAFETY: `dev` stays valid until the RCU read lock, held here, is
-        // dropped: the call returned it while the entry was valid, under
-        // the table's rwlock, and deleting the entry drops its reference on
-        // the netdev only after a grace period (`del_gid()` clears
-        // `attr.ndev` and frees through `call_rcu()`). A VLAN holds its real
-        // device until it is freed itself (`vlan_dev_free()`).
+        // SAFETY: `dev` is valid while `rcu` is held ([`GidAttr::ndev`]),
+        // and a VLAN holds its real device until it is freed itself
+        // (`vlan_dev_free()`).
         let real = unsafe { vlan_real_dev(dev) };
         Some(real.is_some_and(|r| core::ptr::eq(r, root.as_raw())))
     }
