@@ -26,8 +26,10 @@ sizes() {
 	local tier=$1
 	shift
 	env -i PATH="$PATH" KSFT_DIR="$tmp" MB_TIER="$tier" "$@" bash -c '
+		trap "rm -rf \"\${ROW_DIR:-}\"" EXIT # the directory lib.sh made
 		. "$1/lib.sh" || exit 1
-		for v in $(awk "/^MB_/ { print \$1 }" "$1/sizes"); do echo "$v=${!v}"; done' _ "$dir"
+		for v in $(awk "/^MB_/ { print \$1 }" "$1/sizes"); do echo "$v=${!v}"; done
+		echo "ROW_DIR=$ROW_DIR"' _ "$dir"
 }
 
 mapfile -t rows < <(awk '/^MB_/ { print $1, $2, $3 }' "$dir/sizes")
@@ -48,6 +50,10 @@ for r in "${rows[@]}"; do
 	for u in $users; do
 		! grep -q "\${$var:-" "$u" || fail "$(basename "$u") keeps a default of its own for $var"
 	done
+done
+# Sourcing lib.sh makes a row directory; nothing here may leave one.
+for d in $(sed -n 's/^ROW_DIR=//p' < <(printf "%s\n" "$check" "$full" "$none")); do
+	[ ! -e "$d" ] || fail "$d left behind"
 done
 out=$(sizes bogus) && fail "MB_TIER=bogus accepted"
 grep -q "not ok .*MB_TIER is 'bogus'" <<<"$out" || fail "MB_TIER=bogus: no message: $out"
