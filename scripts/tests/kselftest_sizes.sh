@@ -52,7 +52,7 @@ for r in "${rows[@]}"; do
 	done
 done
 # Sourcing lib.sh makes a row directory; nothing here may leave one.
-for d in $(sed -n 's/^ROW_DIR=//p' < <(printf "%s\n" "$check" "$full" "$none")); do
+for d in $(printf '%s\n' "$check" "$full" "$none" | sed -n 's/^ROW_DIR=//p'); do
 	[ ! -e "$d" ] || fail "$d left behind"
 done
 out=$(sizes bogus) && fail "MB_TIER=bogus accepted"
