@@ -102,9 +102,12 @@ cargo_locked() {
 	mkdir -p "$cargo_target" && (flock 9 && "$@") 9>"$cargo_target.lock"
 }
 # host_cargo ARGS...: cargo of the host toolchain (not the kernel's pinned
-# rustc) on the shared target directory.
+# rustc) on the shared target directory. No debug info: a failed test
+# still names its file and line, and its tests link in 8 s instead of 14
+# (the directory: 1.1 GB instead of 3).
 host_cargo() {
-	env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$cargo_target" cargo "$@"
+	env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$cargo_target" \
+		CARGO_PROFILE_DEV_DEBUG=0 cargo "$@"
 }
 if [ "$(du -s --block-size=1G "$cargo_target" 2>/dev/null | cut -f1)" -gt 8 ] 2>/dev/null; then
 	cargo_locked rm -rf "$cargo_target"
