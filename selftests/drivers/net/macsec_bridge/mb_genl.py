@@ -62,7 +62,7 @@ datagram at a time with a change made between two of them.
         offloaded SecY SECY, to which PORT is bound and protected) into the
         namespace file NETNS and back, failing the allocations of the move
         there one at a time from the last backwards (from 16 past the
-        count to 100 before it; up to three passes, each counting again),
+        count to 60 before it; up to five passes, each counting again),
         until one is the module's interposer at the NIC's REGISTER (the
         kernel log says it cannot observe the NIC). Then, with the NIC up
         in NETNS, PORT must say none/unknown; back and observed again,
@@ -901,7 +901,13 @@ def lower_faults(netns, nic, port, secy):
                        check=True)
         return settled('offload-mac/none')
 
-    WINDOW, MARGIN, PASSES = 100, 16, 3
+    # The module's allocation has been 7 to 13 from the end of the move.
+    # Some 90 from the end is one in device_rename(), whose failure
+    # __dev_change_net_namespace() meets with WARN_ON(); every later move
+    # of the device then warns again (-ENOENT): a pass that missed the module
+    # (one in about five, not understood) went on down to there. 60 stays
+    # clear of it; five passes make all missing rare.
+    WINDOW, MARGIN, PASSES = 60, 16, 5
     bad = []
     found = None
     for p in range(1, PASSES + 1):
