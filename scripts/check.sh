@@ -90,7 +90,7 @@ fi
 # The host crates (dranet-sec, the module's host tests) build in one
 # target directory for every clone on this machine, kept with the kernels:
 # a fresh clone then compiles only its own crates, not the 400 of their
-# dependencies again (dranet-sec: 41 s cold, 7 s so). A clone at another
+# dependencies again (dranet-sec: 41 s cold, 4 s so). A clone at another
 # path gets artifacts of its own (Cargo hashes a path crate's location
 # into them), so two checkouts never share a build of their own code; the
 # lock makes a build and the copy taken of its binary one step against
