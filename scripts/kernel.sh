@@ -17,7 +17,7 @@
 # $RECIPE; <rust> hashes the series' files ("none" without any).
 # A second run with the same inputs does not rebuild.  When only the series
 # changed, the newest tree with the same <base> is copied and rebuilt
-# incrementally (only what the changed rust/ files touch).
+# incrementally (only what the changed files touch).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -114,27 +114,39 @@ kmake() {
 start=$(date +%s)
 work=$tree.tmp.$$
 trap 'rm -rf "$work" "$work.want"' EXIT
-# The newest finished tree with the same base, if any: only rust/ differs.
+# The newest finished tree with the same base, if any: only the series differs.
 prev=$(ls -dt "$CACHE_DIR/kernel/$base"-*/.macsec_bridge_built 2>/dev/null | head -1 || true)
 prev=${prev%/.macsec_bridge_built}
+
+# The files a tree's series touched, relative to its top (older trees
+# recorded them relative to rust/, as ./kernel/...).
+overlay() { sed 's|^\./|rust/|' "$1"; }
 
 if [ -n "$prev" ]; then
 	echo "kernel: incremental rebuild from $prev" >&2
 	cp -a "$prev" "$work"
-	# The wanted rust/: pristine plus series.  Copy over only the files
-	# whose content differs, so make sees new mtimes exactly there.
+	# The wanted files: pristine plus series, for rust/ and every file
+	# either series touches. Copy over only the files whose content
+	# differs, so make sees new mtimes exactly there; a file the old series
+	# changed and the new one does not goes back to pristine.
 	want=$work.want
 	mkdir -p "$want"
+	mapfile -t other < <({ overlay "$work/.macsec_bridge_overlay"; "$rust_tool" list; } |
+		grep -v '^rust/' | LC_ALL=C sort -u)
+	# A file a series added is not in the tarball: tar skips it.
 	tar -xf "$KERNEL_TARBALL" -C "$want" --strip-components=1 \
-		"linux-source-$KERNEL_SERIES/rust"
+		"${other[@]/#/linux-source-$KERNEL_SERIES/}" "linux-source-$KERNEL_SERIES/rust" \
+		2>/dev/null || true
+	[ -d "$want/rust" ] || { echo "kernel: no rust/ in $KERNEL_TARBALL" >&2; exit 1; }
 	"$rust_tool" apply "$want" >&2
 	while IFS= read -r f; do
-		[ -e "$want/rust/$f" ] || rm -f "$work/rust/$f"
-	done < "$work/.macsec_bridge_overlay"
-	(cd "$want/rust" && find . -type f) | while IFS= read -r f; do
-		cmp -s "$want/rust/$f" "$work/rust/$f" || {
-			mkdir -p "$(dirname "$work/rust/$f")"
-			cp "$want/rust/$f" "$work/rust/$f"
+		[ -e "$want/$f" ] || rm -f "$work/$f"
+	done < <(overlay "$work/.macsec_bridge_overlay")
+	(cd "$want" && find . -type f | sed 's|^\./||') | while IFS= read -r f; do
+		cmp -s "$want/$f" "$work/$f" || {
+			mkdir -p "$(dirname "$work/$f")"
+			rm -f "$work/$f"
+			cp "$want/$f" "$work/$f"
 		}
 	done
 	rm -rf "$want"

@@ -10,7 +10,7 @@
 # The whole series is what the cached test kernel holds, and `make check`
 # holds that build to zero warnings. This script copies that tree once and,
 # for each shorter prefix of the series (all patches but the last, then one
-# fewer, ... then the first alone), puts the prefix's rust/ in place,
+# fewer, ... then the first alone), puts the prefix's files in place,
 # touching only the files whose content differs, and rebuilds
 # incrementally with the same command and config as scripts/kernel.sh.
 set -euo pipefail
@@ -31,12 +31,12 @@ scratch=$(mktemp -d "$CACHE_DIR/series-bisect.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 work=$scratch/tree
 cp -a "$kdir" "$work"
-# The series as commits on the pristine rust/, one checkout per prefix.
+# The series as commits on the pristine files, one checkout per prefix.
 "$top/scripts/series.sh" edit "$scratch/src" >/dev/null
 mapfile -t commits < <(git -C "$scratch/src" rev-list --reverse pristine..HEAD)
 [ "${#commits[@]}" -eq "$n" ] || { echo "series: ${#commits[@]} commits for $n patches" >&2; exit 1; }
-mapfile -t files < <("$top/scripts/series.sh" list | sed 's|^\./||')
-paths=$(printf 'rust/%s\n' "${files[@]}" | paste -sd'|')
+mapfile -t files < <("$top/scripts/series.sh" list)
+paths=$(printf '%s\n' "${files[@]}" | paste -sd'|')
 
 kmake() {
 	make -C "$work" ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" \
@@ -51,14 +51,14 @@ for ((k = n - 1; k >= 1; k--)); do
 	t=$((t + 1))
 	git -C "$scratch/src" checkout -q "${commits[k - 1]}"
 	for f in "${files[@]}"; do
-		if [ -e "$scratch/src/rust/$f" ]; then
-			cmp -s "$scratch/src/rust/$f" "$work/rust/$f" || {
-				mkdir -p "$(dirname "$work/rust/$f")"
-				rm -f "$work/rust/$f"
-				cp "$scratch/src/rust/$f" "$work/rust/$f"
+		if [ -e "$scratch/src/$f" ]; then
+			cmp -s "$scratch/src/$f" "$work/$f" || {
+				mkdir -p "$(dirname "$work/$f")"
+				rm -f "$work/$f"
+				cp "$scratch/src/$f" "$work/$f"
 			}
 		else
-			rm -f "$work/rust/$f"
+			rm -f "$work/$f"
 		fi
 	done
 	name=$(basename "${patches[k - 1]}" .patch)

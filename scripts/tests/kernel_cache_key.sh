@@ -43,6 +43,6 @@ mkdir "$tmp/tree"
 "$top/scripts/series.sh" apply "$tmp/tree" >/dev/null ||
 	fail "the series does not apply to the pristine tree"
 while IFS= read -r f; do
-	[ -s "$tmp/tree/rust/$f" ] || fail "series file rust/$f missing after apply"
+	[ -s "$tmp/tree/$f" ] || fail "series file $f missing after apply"
 done < <("$top/scripts/series.sh" list)
 echo "ok: cache key and series"
