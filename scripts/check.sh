@@ -397,7 +397,7 @@ kernel_checks() {
 
 	rustfmt_check() {
 		local files
-		mapfile -t files < <(find "$top/drivers" -name '*.rs' | sort)
+		mapfile -t files < <(find "$top/drivers" "$top/selftests" -name '*.rs' -not -path '*/target/*' | sort)
 		"$RUSTFMT" --check --edition 2021 --config-path "$kdir/.rustfmt.toml" "${files[@]}"
 	}
 	run "rustfmt clean (kernel .rustfmt.toml)" rustfmt_check
@@ -408,7 +408,7 @@ kernel_checks() {
 # sizes), and `cargo test` of every crate in the repo (each #[test]
 # counts).
 host_tests() {
-	local t manifest crate out rc p f i
+	local t manifest crate
 	echo "== host tests"
 	for t in "$top"/scripts/tests/*.sh; do
 		[ -e "$t" ] || continue
@@ -417,21 +417,33 @@ host_tests() {
 
 	while IFS= read -r manifest; do
 		crate=$(dirname "${manifest#"$top"/}")
-		out=$log/cargo-$(echo "$crate" | tr / _).log
-		if cargo_locked host_cargo test --locked --manifest-path "$manifest" --color never >"$out" 2>&1
-		then rc=0; else rc=1; fi
-		p=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^passed/) s += $i} END {print s + 0}' "$out")
-		f=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^failed/) s += $i} END {print s + 0}' "$out")
-		i=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^ignored/) s += $i} END {print s + 0}' "$out")
-		passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
-		if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-			# It did not even build: one failure for the crate.
-			result "cargo test $crate (build)" 1 "$out"
-		else
-			echo "$( [ "$f" -eq 0 ] && echo PASS || echo FAIL)  cargo test $crate: $p passed, $f failed, $i ignored"
-			[ "$f" -eq 0 ] || failures+=("cargo test $crate (log: $out)")
-		fi
+		cargo_test "$manifest" "$crate" ""
+		# The module's core, also as it is built for a kernel without the
+		# offload notifier (tests/host/build.rs).
+		[ "$crate" != drivers/net/macsec_bridge ] ||
+			cargo_test "$manifest" "$crate (interposer)" interposer
 	done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
+}
+
+# cargo_test MANIFEST LABEL PATH: `cargo test` of a crate, each #[test]
+# counted; PATH is MB_HOST_PATH for the module's host build.
+cargo_test() {
+	local manifest=$1 crate=$2 out rc p f i
+	out=$log/cargo-$(echo "$crate" | tr -c 'a-zA-Z0-9\n' _).log
+	if (export MB_HOST_PATH=${3:-notifier}
+	    cargo_locked host_cargo test --locked --manifest-path "$manifest" --color never) >"$out" 2>&1
+	then rc=0; else rc=1; fi
+	p=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^passed/) s += $i} END {print s + 0}' "$out")
+	f=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^failed/) s += $i} END {print s + 0}' "$out")
+	i=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^ignored/) s += $i} END {print s + 0}' "$out")
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		# It did not even build: one failure for the crate.
+		result "cargo test $crate (build)" 1 "$out"
+	else
+		echo "$( [ "$f" -eq 0 ] && echo PASS || echo FAIL)  cargo test $crate: $p passed, $f failed, $i ignored"
+		[ "$f" -eq 0 ] || failures+=("cargo test $crate (log: $out)")
+	fi
 }
 
 # build_kernel: build the test kernel and everything the host checks on
@@ -475,17 +487,21 @@ build_kernel() {
 	fi
 
 	# Test modules the kselftests load (abstraction tests driven from user
-	# space, the model NIC).
+	# space, the model NIC; the module's interposer, which the module itself
+	# uses only on a kernel without the offload notifier).
+	# They sit where they sit in the repo, so that a #[path] to the
+	# module's files is the same here and there.
 	build_test_modules() {
-		local d=$log/test_modules src=$top/selftests/drivers/net/macsec_bridge/test_modules
-		rm -rf "$d"
-		mkdir -p "$d"
-		cp "$src"/Kbuild "$src"/*.rs "$d/"
-		kmake -C "$kdir" M="$d" W=1 CLIPPY=1 modules 2>&1 || return 1
+		local t=$log/test_modules rel=selftests/drivers/net/macsec_bridge/test_modules
+		rm -rf "$t"
+		mkdir -p "$t/$rel" "$t/drivers/net/macsec_bridge"
+		cp "$top/$rel"/Kbuild "$top/$rel"/*.rs "$t/$rel/"
+		cp "$top"/drivers/net/macsec_bridge/{interposer,vlan}.rs "$t/drivers/net/macsec_bridge/"
+		kmake -C "$kdir" M="$t/$rel" W=1 CLIPPY=1 modules 2>&1 || return 1
 	}
 	run "selftest modules build (clippy, W=1)" build_test_modules
-	INTERPOSER_TEST_KO=$log/test_modules/macsec_interposer_test.ko
-	TEST_NIC_KO=$log/test_modules/macsec_test_nic.ko
+	INTERPOSER_TEST_KO=$log/test_modules/selftests/drivers/net/macsec_bridge/test_modules/macsec_interposer_test.ko
+	TEST_NIC_KO=$log/test_modules/selftests/drivers/net/macsec_bridge/test_modules/macsec_test_nic.ko
 
 	# The kernel build prints warnings for missing docs, unsafe
 	# without SAFETY, ...

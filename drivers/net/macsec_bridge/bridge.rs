@@ -3,11 +3,12 @@
 //! What the module knows, what each port advertises, and every path that
 //! changes either.
 //!
-//! Three sources feed the [`State`], all under RTNL: the interposed
-//! `macsec_ops` of every device that has them (the only synchronous view of
-//! an offloaded SecY), the netdevice notifier (devices appearing, going
-//! away, up and down, feature changes), and the RDMA client (which takes
-//! RTNL itself). RTNL serialises every writer; the state's mutex is taken
+//! Three sources feed the [`State`], all under RTNL: every offloaded
+//! operation (the only synchronous view of an offloaded SecY), announced
+//! by the MACsec core's offload notifier or, on a kernel without it, seen
+//! through the interposed `macsec_ops` of every device that has them; the
+//! netdevice notifier (devices appearing, going away, up and down, feature
+//! changes); and the RDMA client (which takes RTNL itself). RTNL serialises every writer; the state's mutex is taken
 //! inside it. Readers (`dev-get`, dumps: anyone, from any namespace) take
 //! the state's mutex alone and report each port as it was last published
 //! ([`PortEntry::published`]): what a writer read of netdevs under RTNL.
@@ -39,9 +40,11 @@
 
 use crate::bindings;
 use crate::index::Index;
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+use crate::interposer::{Installed, Interposer};
 use crate::lockstep::{self, Knowledge, Offload, Op, Port, Scope, SecyState, Verdict, NUM_AN};
 use crate::net::device::{Features, NetDevice};
-use crate::net::macsec::{self, Context, Installed, Interposer, Mdo, Observer, SecY, SecYRef};
+use crate::net::macsec::{self, Context, Mdo, Observer, SecY, SecYRef};
 use crate::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
 use crate::net::notifier::{NetdevEvent, NetdevNotifier};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
@@ -503,6 +506,7 @@ pub(crate) struct State {
     /// [`reread`] walks every SecY instead.
     observed_lost: bool,
     /// The interposed devices, by netdev.
+    #[cfg(MACSEC_BRIDGE_COMPAT)]
     lowers: Index<usize, Installed<Bridge>>,
     /// Room for one feature write per port, reserved when a port is added:
     /// a retraction's bit is written even when nothing can be allocated
@@ -525,6 +529,7 @@ impl State {
             self.secys.probes(),
             self.uppers.probes(),
             self.observed.probes(),
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
             self.lowers.probes(),
         ]
         .into_iter()
@@ -628,6 +633,7 @@ impl State {
     /// is interposed again (at a later REGISTER), and leaves it unsettled
     /// until one settles it (see [`lockstep::learn`]). O(S) SecYs, on a
     /// failure.
+    #[cfg(MACSEC_BRIDGE_COMPAT)]
     fn lost_sight(&mut self, rtnl: &Rtnl, dev: &NetDevice) {
         let State { ports, secys, .. } = self;
         for (&d, s) in secys.iter_mut() {
@@ -682,6 +688,7 @@ struct Effects {
     /// `dev-change-ntf` messages, with the port whose namespace gets them.
     notes: KVec<(ARef<NetDevice>, GenlMsg)>,
     /// Interposers to take off.
+    #[cfg(MACSEC_BRIDGE_COMPAT)]
     restore: KVec<Installed<Bridge>>,
     /// Whether a port advertises offload: the SecYs are to be read again
     /// in [`REVALIDATE_MS`].
@@ -693,12 +700,14 @@ impl Effects {
         Effects {
             features: KVec::new(),
             notes: KVec::new(),
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
             restore: KVec::new(),
             revalidate: false,
             retry: false,
         }
     }
 
+    #[cfg(MACSEC_BRIDGE_COMPAT)]
     /// Takes `i` off once the state is unlocked, or at once if there is no
     /// memory to remember it (an `Installed` must not be dropped under
     /// RTNL: its `Drop` takes RTNL).
@@ -1428,6 +1437,7 @@ impl Bridge {
                         uppers: Index::new(GROW),
                         observed: Index::new(GROW),
                         observed_lost: false,
+                        #[cfg(MACSEC_BRIDGE_COMPAT)]
                         lowers: Index::new(GROW),
                         writes: KVec::new(),
                         visited: 0,
@@ -1726,6 +1736,7 @@ impl Bridge {
             let _ = workqueue::system()
                 .enqueue_delayed(self.revalidate.clone(), msecs_to_jiffies(REVALIDATE_MS));
         }
+        #[cfg(MACSEC_BRIDGE_COMPAT)]
         for installed in fx.restore.into_iter() {
             match locks {
                 Locks::Own(rtnl) => installed.restore(rtnl),
@@ -1745,10 +1756,14 @@ impl Bridge {
         }
     }
 
-    /// A device appeared: observe its `macsec_ops`, and track it if it is
-    /// a MACsec netdev.
+    /// A device appeared: observe its `macsec_ops` (on a kernel without the
+    /// offload notifier), and track it if it is a MACsec netdev.
     fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
         this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
+            // The offload notifier announces every device's operations.
+            #[cfg(not(MACSEC_BRIDGE_COMPAT))]
+            let _ = fx;
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
             match Interposer::install(rtnl, dev, this.clone()) {
                 Ok(i) => {
                     if let Err(i) = record(&mut st.lowers, i) {
@@ -1780,6 +1795,10 @@ impl Bridge {
     fn unregistered(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
         self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
             let d = key(dev);
+            // With the offload notifier nothing is on the device to take off.
+            #[cfg(not(MACSEC_BRIDGE_COMPAT))]
+            let _ = fx;
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
             if let Some(i) = st.lowers.remove(&d) {
                 // SAFETY: this is the device's own UNREGISTER.
                 unsafe { fx.restore(rtnl, i) };
@@ -2032,6 +2051,7 @@ impl Bridge {
                 from = (ns, s + 1);
             }
             self.finish(&mut st, &mut fx);
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
             for (_, i) in st.lowers.drain() {
                 // SAFETY: RTNL is held, and no MACsec operation is in
                 // progress: this is unload, not an observer.
@@ -2053,6 +2073,7 @@ impl Bridge {
     }
 }
 
+#[cfg(MACSEC_BRIDGE_COMPAT)]
 /// Records interposer `i` by its device; gives it back if there is no
 /// memory (it must not be dropped under RTNL: see [`Effects::restore`]).
 fn record(
@@ -2140,6 +2161,12 @@ impl Observer for Bridge {
     }
 
     fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
+        if op == Mdo::UpdOffload {
+            // A change of the offload mode: the SecY operation it made was
+            // announced on its own, and this context holds the mode that
+            // operation ran in, not the one now in force.
+            return;
+        }
         // Also for statistics requests (`ip macsec show`): every operation
         // shows the whole SecY, which is how a SecY configured before the
         // module loaded gets known (unsettled until an operation settles
@@ -2220,6 +2247,18 @@ fn at(ev: &NetdevEvent<'_>) -> (Cause, u32, i32) {
 
 /// The netdevice notifier's side of the bridge.
 pub(crate) struct Events(pub(crate) Arc<Bridge>);
+
+/// The MACsec core's offload notifier delivers to the bridge.
+#[vtable]
+impl Observer for Events {
+    fn before(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>) {
+        self.0.before(rtnl, op, ctx)
+    }
+
+    fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
+        self.0.after(rtnl, op, ctx, ret)
+    }
+}
 
 impl NetdevNotifier for Events {
     fn event(&self, rtnl: &Rtnl, event: NetdevEvent<'_>) {

@@ -8,6 +8,8 @@
 //! per-port object in lockstep with the real, offloaded SecY state. See
 //! `Documentation/networking/macsec_bridge.rst`.
 
+#[cfg(not(MACSEC_BRIDGE_COMPAT))]
+use crate::net::macsec_notifier;
 use crate::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -39,11 +41,14 @@ macro_rules! warn_ratelimited {
 
 mod bridge;
 mod index;
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+mod interposer;
 pub mod lockstep;
 mod netlink;
 mod ports;
 mod rdma;
 mod trace;
+mod vlan;
 
 module! {
     type: MacsecBridge,
@@ -56,6 +61,11 @@ module! {
 struct MacsecBridge {
     bridge: Arc<bridge::Bridge>,
     family: Option<crate::net::netlink::Registration>,
+    /// The MACsec core's offload notifier; a kernel without it (built
+    /// with `MACSEC_BRIDGE_COMPAT`) has each device's `macsec_ops`
+    /// interposed instead, as its netdevice notifier sees the device.
+    #[cfg(not(MACSEC_BRIDGE_COMPAT))]
+    offload: Option<Pin<KBox<macsec_notifier::Registration<bridge::Events>>>>,
     notifier: Option<Pin<KBox<notifier::Registration<bridge::Events>>>>,
     client: Option<Pin<KBox<rdma::ClientRegistration<ports::RdmaPorts>>>>,
 }
@@ -70,12 +80,24 @@ impl kernel::Module for MacsecBridge {
         let mut this = MacsecBridge {
             bridge,
             family: None,
+            #[cfg(not(MACSEC_BRIDGE_COMPAT))]
+            offload: None,
             notifier: None,
             client: None,
         };
         this.family = Some(netlink::FAMILY.register()?);
+        // Before any SecY is tracked: an operation on a SecY that is not
+        // tracked yet teaches nothing and holds nothing down.
+        #[cfg(not(MACSEC_BRIDGE_COMPAT))]
+        {
+            this.offload = Some(KBox::pin_init(
+                macsec_notifier::Registration::new(bridge::Events(this.bridge.clone())),
+                GFP_KERNEL,
+            )?);
+        }
         // Registering replays REGISTER and UP for every existing device:
-        // offload-capable devices get interposed, MACsec netdevs tracked.
+        // MACsec netdevs get tracked (and, without the offload notifier,
+        // offload-capable devices interposed).
         this.notifier = Some(KBox::pin_init(
             notifier::Registration::new(bridge::Events(this.bridge.clone())),
             GFP_KERNEL,
@@ -85,7 +107,12 @@ impl kernel::Module for MacsecBridge {
         // SAFETY: as above.
         let us = (unsafe { crate::bindings::ktime_get() } - t0) / 1000;
         let (ports, secys) = this.bridge.counts();
-        pr_info!("loaded: {ports} ports, {secys} SecYs, in {us} us\n");
+        let seen = if cfg!(MACSEC_BRIDGE_COMPAT) {
+            "interposed macsec_ops"
+        } else {
+            "the MACsec offload notifier"
+        };
+        pr_info!("loaded: {ports} ports, {secys} SecYs, in {us} us; offload seen through {seen}\n");
         Ok(this)
     }
 }
@@ -99,8 +126,10 @@ impl Drop for MacsecBridge {
             self.bridge.shutdown(&mut rtnl);
         }
         // Unregistering replays DOWN and UNREGISTER; the bridge is closed and
-        // ignores them.
+        // ignores them, as it ignores offloaded operations from now on.
         drop(self.notifier.take());
+        #[cfg(not(MACSEC_BRIDGE_COMPAT))]
+        drop(self.offload.take());
         // The periodic re-read no longer queues itself (no port is left);
         // a feature write deferred before the shutdown finds nothing to do.
         // Both take RTNL, so they are waited for without it.

@@ -23,6 +23,7 @@
 
 use crate::bindings;
 use crate::net::device::NetDevice;
+use crate::vlan::vlan_real_dev;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::error::{from_err_ptr, from_result, to_result};
 use kernel::ffi::c_void;
@@ -196,28 +197,6 @@ impl GidAttr {
         let real = unsafe { vlan_real_dev(dev) };
         Some(real.is_some_and(|r| core::ptr::eq(r, root.as_raw())))
     }
-}
-
-/// Whether `dev` is a VLAN, and if so its real device.
-///
-/// # Safety
-///
-/// `dev` must be valid.
-#[cfg(CONFIG_VLAN_8021Q)]
-unsafe fn vlan_real_dev(dev: *mut bindings::net_device) -> Option<*mut bindings::net_device> {
-    // SAFETY: `dev` is valid (the caller's guarantee); a VLAN's real device
-    // is set before it registers and never changes.
-    unsafe { bindings::is_vlan_dev(dev).then(|| bindings::vlan_dev_real_dev(dev)) }
-}
-
-/// Without VLAN support there are no VLANs.
-///
-/// # Safety
-///
-/// None needed; the signature matches the VLAN-enabled variant.
-#[cfg(not(CONFIG_VLAN_8021Q))]
-unsafe fn vlan_real_dev(_dev: *mut bindings::net_device) -> Option<*mut bindings::net_device> {
-    None
 }
 
 impl Drop for GidAttr {

@@ -349,6 +349,7 @@ pub mod macsec {
         GetTxSaStats,
         GetRxScStats,
         GetRxSaStats,
+        UpdOffload,
     }
 
     /// `macsec.c`'s side of a SecY: its `struct macsec_secy` and the

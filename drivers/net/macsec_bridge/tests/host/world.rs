@@ -10,7 +10,7 @@ use crate::bridge::{self, BindError, Bridge, GidEvents, Owner, Relation};
 use crate::host::{self, Note, Rec};
 use crate::lockstep::{Protection, Reason};
 use crate::net::device::{Features, NetDevice};
-use crate::net::macsec::{Cipher, Context, Mdo, Offload, SecY, SecyData, Sw};
+use crate::net::macsec::{Cipher, Context, Mdo, Observer, Offload, SecY, SecyData, Sw};
 use crate::net::namespace::Net;
 use crate::net::notifier::{self, NetdevEvent};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
@@ -214,6 +214,10 @@ pub struct World {
     /// Bindings of the module loaded now: port → SecY (`None`: gone).
     bindings: HashMap<usize, Option<usize>>,
     bridge: Option<Arc<Bridge>>,
+    /// The MACsec core's offload notifier, with the module's observer on
+    /// it while loaded (a kernel with the notifier; without it, each
+    /// device's interposer holds the observer).
+    offload: Option<std::sync::Arc<dyn Observer>>,
     next_ifindex: i32,
     next_rdma: u32,
     /// Whether the driver fails the operation it is asked next.
@@ -325,6 +329,7 @@ impl World {
             doubt: RefCell::new(HashMap::new()),
             bindings: HashMap::new(),
             bridge: None,
+            offload: None,
             next_ifindex: 2,
             next_rdma: 0,
             fail_next: Cell::new(false),
@@ -420,6 +425,10 @@ impl World {
         self.doubt.borrow_mut().clear();
         self.under_claim.clear();
         self.bindings.clear();
+        #[cfg(not(MACSEC_BRIDGE_COMPAT))]
+        {
+            self.offload = Some(std::sync::Arc::new(bridge::Events(b.clone())));
+        }
         let g = Rtnl::lock();
         notifier::register(std::sync::Arc::new(bridge::Events(b)));
         for net in self.nets {
@@ -468,6 +477,7 @@ impl World {
             }
             notifier::unregister_all();
         }
+        self.offload = None;
         self.absorb();
         // The work items run; they find nothing to do.
         workqueue::run_pending();
@@ -601,7 +611,11 @@ impl World {
         assert!(Rtnl::held());
         // SAFETY: held, as checked.
         let rtnl = unsafe { Rtnl::assume_held() };
-        let observer = Self::real(secy).observer.borrow().clone();
+        let observer = if cfg!(MACSEC_BRIDGE_COMPAT) {
+            Self::real(secy).observer.borrow().clone()
+        } else {
+            self.offload.clone()
+        };
         if let Some(o) = &observer {
             o.before(rtnl, op, &ctx);
         }

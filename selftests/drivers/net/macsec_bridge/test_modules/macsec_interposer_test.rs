@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Test module for `kernel::net::macsec` (Linux 7.3 series): interposes every
+//! Test module for the module's `macsec_ops` interposer (its
+//! `interposer.rs`, built here against the test kernel, where the module
+//! itself uses the MACsec core's offload notifier instead): interposes every
 //! device that has `macsec_ops` and logs each `mdo_*` call around the
 //! original, and every device it is refused on.
 //!
@@ -15,16 +17,27 @@
 //! Driven by `macsec_interposer.sh` and `macsec_interposer_vlan.sh`, which
 //! read the log.
 
+use interposer::{Installed, Interposer};
 use kernel::net::{
     device::NetDevice,
-    macsec::{Context, Installed, Interposer, Mdo, Observer},
+    macsec::{Context, Mdo, Observer},
     notifier::{NetdevEvent, NetdevNotifier, Registration},
     rtnl::Rtnl,
 };
 use kernel::{bindings, new_mutex, prelude::*, sync::Arc, sync::Mutex};
+// `interposer.rs` and `vlan.rs` name the kernel crate's as the module's own
+// root does.
+use kernel::net;
 
+// The module's own files: the module uses all of the interposer, this test
+// what a netdevice notifier uses.
+#[allow(dead_code)]
+#[path = "../../../../../drivers/net/macsec_bridge/interposer.rs"]
+mod interposer;
 #[path = "nic_model.rs"]
 mod nic_model;
+#[path = "../../../../../drivers/net/macsec_bridge/vlan.rs"]
+mod vlan;
 
 module! {
     type: InterposerTest,
@@ -57,9 +70,12 @@ impl Observer for Log {
     }
 }
 
+/// Each interposer, with the address of the table it replaced.
+type Interposers = KVec<Option<(Installed<Log>, usize)>>;
+
 struct Watcher {
     log: Arc<Log>,
-    installed: Arc<Mutex<KVec<Option<Installed<Log>>>>>,
+    installed: Arc<Mutex<Interposers>>,
 }
 
 impl NetdevNotifier for Watcher {
@@ -77,6 +93,9 @@ impl Watcher {
         if dev.is_macsec() {
             return;
         }
+        // SAFETY: `dev` is valid for the event and RTNL, which serialises
+        // writers of the field, is held.
+        let orig = unsafe { (*dev.as_raw()).macsec_ops }.addr();
         let ins = match Interposer::install(rtnl, dev, self.log.clone()) {
             Ok(ins) => ins,
             Err(e) => {
@@ -84,7 +103,7 @@ impl Watcher {
                 return;
             }
         };
-        pr_info!("installed on {} orig={:p}\n", dev.name(), ins.original());
+        pr_info!("installed on {} orig={:#x}\n", dev.name(), orig);
         // A device carries one interposer at most.
         let again = Interposer::install(rtnl, dev, self.log.clone()).map(|_| ());
         pr_info!(
@@ -92,36 +111,37 @@ impl Watcher {
             dev.name(),
             again.err().map_or(0, |e| e.to_errno())
         );
-        if self.installed.lock().push(Some(ins), GFP_KERNEL).is_err() {
+        if self
+            .installed
+            .lock()
+            .push(Some((ins, orig)), GFP_KERNEL)
+            .is_err()
+        {
             pr_err!("out of memory tracking {}\n", dev.name());
         }
     }
 
     fn restore(&self, rtnl: &Rtnl, dev: &NetDevice) {
         let mut list = self.installed.lock();
-        let Some(ins) = list
+        let Some((ins, orig)) = list
             .iter_mut()
-            .find(|slot| slot.as_ref().and_then(|ins| ins.device()) == Some(dev))
+            .find(|slot| slot.as_ref().and_then(|(ins, _)| ins.device()) == Some(dev))
             .and_then(Option::take)
         else {
             return;
         };
-        let orig = ins.original();
         // SAFETY: RTNL is held, and this is the device's own
         // `NETDEV_UNREGISTER`, which no MACsec operation is in the middle of.
         unsafe { ins.restore_unlocked(rtnl) };
         // SAFETY: `dev` is valid for the event and RTNL is held.
-        let now = unsafe { (*dev.as_raw()).macsec_ops };
+        let now = unsafe { (*dev.as_raw()).macsec_ops }.addr();
+        let same = if now == orig { "same" } else { "DIFFERENT" };
         pr_info!(
-            "restored {} orig={:p} now={:p} {}\n",
+            "restored {} orig={:#x} now={:#x} {}\n",
             dev.name(),
             orig,
             now,
-            if core::ptr::eq(now, orig) {
-                "same"
-            } else {
-                "DIFFERENT"
-            }
+            same
         );
     }
 }

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `macsec_ops` interposer: how the module sees offloaded MACsec
+//! operations on a kernel without the MACsec core's offload notifier (a
+//! distribution's, with the DKMS package: `MACSEC_BRIDGE_COMPAT`).
+//!
+//! An [`Interposer`] replaces a device's `macsec_ops` with a copy whose
+//! `mdo_*` slots call an [`Observer`] around the original operation. NULL
+//! slots stay NULL, the non-function fields are copied, the copy is
+//! published with release semantics (the RX path reads it without RTNL, on
+//! any architecture), and restoring puts the original pointer back and
+//! waits for an RCU grace period before the copy is freed.
+//!
+//! A VLAN has `macsec_ops` of its own that forward every operation to its
+//! real device's table with `ctx->netdev` still the VLAN (`vlan_dev.c`). So
+//! a VLAN is never interposed (its real device is), and a trampoline never
+//! takes its table from `ctx->netdev`: it looks the table up in the
+//! registry of interposed devices, from `ctx->netdev` down through VLANs to
+//! their real device. Nothing is read through a pointer that might be
+//! another driver's table, and no operation can come back to itself.
+//!
+//! Only MAC offload (`ctx->netdev`) is interposed; PHY offload tables live on
+//! the `phy_device`.
+//!
+//! What no code outside `macsec.c` can fix: the MACsec core reads
+//! `real_dev->macsec_ops` with plain loads, without RTNL, on the RX and TX
+//! paths, so publishing the copy races those loads by the kernel's memory
+//! model. The offload notifier has no such race, and a kernel that has it
+//! never builds this file into the module.
+//!
+//! Owns: the registry of interposed devices and their tables. Touches:
+//! `dev->macsec_ops` of the devices it is installed on, nothing else.
+
+use crate::bindings;
+use crate::net::{
+    device::NetDevice,
+    macsec::{Context, Mdo, Observer},
+    rtnl::{Rtnl, RtnlGuard},
+};
+use crate::vlan::vlan_real_dev;
+use core::cell::UnsafeCell;
+use kernel::error::to_result;
+use kernel::prelude::*;
+use kernel::sync::{
+    aref::ARef,
+    atomic::{Atomic, Relaxed, Release},
+    Arc,
+};
+
+/// A device's `macsec_ops`, interposed.
+///
+/// # Invariants
+///
+/// While installed, `dev->macsec_ops == &ops`, [`REGISTRY`] maps `dev` to
+/// `&ops` (so no other interposer is on `dev`), `orig` is the pointer it
+/// replaced (valid: driver tables are static), and every non-NULL `mdo_*`
+/// slot of `ops` is a trampoline of `Interposed<T>` whose original slot is
+/// non-NULL.
+#[repr(C)]
+struct Interposed<T: Observer> {
+    ops: bindings::macsec_ops,
+    orig: *const bindings::macsec_ops,
+    dev: ARef<NetDevice>,
+    observer: Arc<T>,
+}
+
+/// An installed interposer; restore it with [`Installed::restore`].
+///
+/// Dropping an installed interposer restores it too, taking RTNL: it must not
+/// be dropped with RTNL held.
+pub(crate) struct Installed<T: Observer> {
+    inner: Option<KBox<Interposed<T>>>,
+}
+
+// SAFETY: the table is only read by the MACsec core; `T` is `Send + Sync`.
+unsafe impl<T: Observer> Send for Installed<T> {}
+// SAFETY: `&Installed` exposes nothing mutable.
+unsafe impl<T: Observer> Sync for Installed<T> {}
+
+macro_rules! trampolines {
+    ($($slot:ident => $op:ident),* $(,)?) => {
+        impl<T: Observer> Interposed<T> {
+            fn build(orig: &bindings::macsec_ops) -> bindings::macsec_ops {
+                bindings::macsec_ops {
+                    $($slot: orig.$slot.map(|_| {
+                        /// # Safety
+                        ///
+                        /// Called by the MACsec core, under RTNL, for a device
+                        /// whose `macsec_ops` is an `Interposed<T>`.
+                        unsafe extern "C" fn tramp<T: Observer>(
+                            ctx: *mut bindings::macsec_context,
+                        ) -> c_int {
+                            // SAFETY: as documented above; `$slot` was
+                            // non-NULL in the original table (invariant).
+                            unsafe {
+                                Interposed::<T>::call(ctx, Mdo::$op, |o| o.$slot)
+                            }
+                        }
+                        tramp::<T> as unsafe extern "C" fn(*mut bindings::macsec_context) -> c_int
+                    }),)*
+                    // Not observed (PHY offload, TX path): mirrored as is.
+                    mdo_insert_tx_tag: orig.mdo_insert_tx_tag,
+                    needed_headroom: orig.needed_headroom,
+                    needed_tailroom: orig.needed_tailroom,
+                    rx_uses_md_dst: orig.rx_uses_md_dst,
+                }
+            }
+        }
+    };
+}
+
+trampolines! {
+    mdo_dev_open => DevOpen,
+    mdo_dev_stop => DevStop,
+    mdo_add_secy => AddSecy,
+    mdo_upd_secy => UpdSecy,
+    mdo_del_secy => DelSecy,
+    mdo_add_rxsc => AddRxsc,
+    mdo_upd_rxsc => UpdRxsc,
+    mdo_del_rxsc => DelRxsc,
+    mdo_add_rxsa => AddRxsa,
+    mdo_upd_rxsa => UpdRxsa,
+    mdo_del_rxsa => DelRxsa,
+    mdo_add_txsa => AddTxsa,
+    mdo_upd_txsa => UpdTxsa,
+    mdo_del_txsa => DelTxsa,
+    mdo_get_dev_stats => GetDevStats,
+    mdo_get_tx_sc_stats => GetTxScStats,
+    mdo_get_tx_sa_stats => GetTxSaStats,
+    mdo_get_rx_sc_stats => GetRxScStats,
+    mdo_get_rx_sa_stats => GetRxSaStats,
+}
+
+impl<T: Observer> Interposed<T> {
+    /// Runs one interposed operation.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` is a valid MAC-offload context passed by the MACsec core under
+    /// RTNL to a trampoline of an `Interposed<T>` table, and `slot` selects a
+    /// slot that is non-NULL in the original table.
+    unsafe fn call(
+        ctx: *mut bindings::macsec_context,
+        op: Mdo,
+        slot: impl FnOnce(&bindings::macsec_ops) -> Option<MdoFn>,
+    ) -> c_int {
+        // SAFETY: the MACsec core calls `mdo_*` under RTNL.
+        let rtnl = unsafe { Rtnl::assume_held() };
+        // SAFETY: `ctx` is valid for the call.
+        if unsafe { (*ctx).offload } != bindings::macsec_offload_MACSEC_OFFLOAD_MAC {
+            return EOPNOTSUPP.to_errno();
+        }
+        // SAFETY: `ctx` is valid, and for MAC offload its union holds the
+        // SecY's lower device.
+        let lower = unsafe { (*ctx).__bindgen_anon_1.netdev };
+        // The table this trampoline was called through is the only
+        // interposed one from `ctx->netdev` down through VLANs: VLANs are
+        // never interposed, and each forwards to its real device.
+        let Some(table) = REGISTRY.find_from(rtnl, lower) else {
+            return EOPNOTSUPP.to_errno();
+        };
+        // Take what the call needs out of the table now: an observer may
+        // restore, and so free, the interposer before the operation ends.
+        let (orig, observer) = {
+            // SAFETY: a trampoline of `Interposed<T>` was called through this
+            // table, so it is the `ops` field, first in the `repr(C)`
+            // struct, of a live `Interposed<T>` (type invariant), which
+            // nothing frees while this block runs.
+            let this = unsafe { &*table.cast::<Interposed<T>>() };
+            // SAFETY: `orig` is a valid table (type invariant).
+            (slot(unsafe { &*this.orig }), this.observer.clone())
+        };
+        // SAFETY: `ctx` is the valid MAC-offload context the core passed to
+        // `op`, under RTNL, for this call.
+        let c = unsafe { Context::from_raw(ctx, op) };
+        if T::HAS_BEFORE {
+            observer.before(rtnl, op, &c);
+        }
+        let ret = match orig {
+            // SAFETY: forwarding the core's own arguments to the driver.
+            Some(f) => unsafe { f(ctx) },
+            None => 0,
+        };
+        if T::HAS_AFTER {
+            observer.after(rtnl, op, &c, to_result(ret));
+        }
+        ret
+    }
+}
+
+/// An interposed device and its table.
+struct Entry {
+    dev: *const bindings::net_device,
+    table: *const bindings::macsec_ops,
+}
+
+/// The interposed devices, each with the table installed on it.
+///
+/// # Invariants
+///
+/// The list is only accessed with RTNL held, and no reference to it
+/// outlives a method call.
+struct Registry(UnsafeCell<KVec<Entry>>);
+
+// SAFETY: every access happens under RTNL (type invariant), which
+// serialises them.
+unsafe impl Sync for Registry {}
+
+static REGISTRY: Registry = Registry(UnsafeCell::new(KVec::new()));
+
+impl Registry {
+    fn with<R>(&self, _rtnl: &Rtnl, f: impl FnOnce(&mut KVec<Entry>) -> R) -> R {
+        // SAFETY: RTNL is held (`_rtnl`), and `f` cannot reach the registry
+        // again: it is private to this file and its callers pass closures
+        // that only touch the list.
+        f(unsafe { &mut *self.0.get() })
+    }
+
+    fn contains(&self, rtnl: &Rtnl, dev: *const bindings::net_device) -> bool {
+        self.with(rtnl, |list| list.iter().any(|e| core::ptr::eq(e.dev, dev)))
+    }
+
+    /// The table interposed on `dev`, or on the device a VLAN `dev` (or a
+    /// stack of them) forwards its MACsec operations to.
+    fn find_from(
+        &self,
+        rtnl: &Rtnl,
+        mut dev: *mut bindings::net_device,
+    ) -> Option<*const bindings::macsec_ops> {
+        loop {
+            let found = self.with(rtnl, |list| {
+                list.iter()
+                    .find(|e| core::ptr::eq(e.dev, dev))
+                    .map(|e| e.table)
+            });
+            if found.is_some() {
+                return found;
+            }
+            // SAFETY: `dev` is a registered device (a SecY's lower, or the
+            // real device of one), valid under RTNL.
+            dev = unsafe { vlan_real_dev(dev) }?;
+        }
+    }
+}
+
+type MdoFn = unsafe extern "C" fn(*mut bindings::macsec_context) -> c_int;
+
+/// Points `dev->macsec_ops` at `ops`, with release semantics (as
+/// `rcu_assign_pointer()`): the RX path reads the pointer without RTNL, and
+/// whoever sees the new pointer must see the table's contents
+/// (`rx_uses_md_dst`, ...) too, on weakly ordered architectures as well.
+///
+/// # Safety
+///
+/// `dev` must be valid, RTNL held (it serialises every writer of the
+/// pointer), and `ops` a valid table that outlives its use by the device.
+unsafe fn publish(dev: *mut bindings::net_device, ops: *const bindings::macsec_ops) {
+    // SAFETY: `dev` is valid (the caller's guarantee). Writers of the field
+    // are serialised by RTNL. Readers load it with plain C loads, as they
+    // load any pointer published with `rcu_assign_pointer()`; the address
+    // dependency orders their reads of the table after the load.
+    unsafe { ops_field(dev) }.store(ops, Release);
+}
+
+/// `dev->macsec_ops`, as the atomic pointer it is used as.
+///
+/// The cast keeps the field's pointee the `struct macsec_ops` of these
+/// bindings even where `struct net_device` was bound without
+/// `<net/macsec.h>`, which leaves the field's own pointee opaque.
+///
+/// # Safety
+///
+/// `dev` must be valid for `'a`.
+unsafe fn ops_field<'a>(dev: *mut bindings::net_device) -> &'a Atomic<*const bindings::macsec_ops> {
+    // SAFETY: the field is valid and aligned for `'a` (the caller's
+    // guarantee), and every pointer to it has the same layout.
+    unsafe { Atomic::from_ptr((&raw mut (*dev).macsec_ops).cast()) }
+}
+
+/// Installs [`Observer`]s on devices' `macsec_ops`.
+///
+/// A device carries at most one interposer: installing a second one fails
+/// with `EBUSY`. VLANs are not interposed (`EOPNOTSUPP`): their operations
+/// reach their real device's table, and its observer.
+pub(crate) struct Interposer;
+
+impl Interposer {
+    /// Interposes `observer` on `dev`'s `macsec_ops`.
+    ///
+    /// Fails with `EOPNOTSUPP` when the device has no `macsec_ops` or is a
+    /// VLAN, `EBUSY` when it already carries an interposer, and `ENOMEM`.
+    pub(crate) fn install<T: Observer>(
+        rtnl: &Rtnl,
+        dev: &NetDevice,
+        observer: Arc<T>,
+    ) -> Result<Installed<T>> {
+        let raw = dev.as_raw();
+        // SAFETY: the device is valid and RTNL, which serialises writers of
+        // `macsec_ops`, is held.
+        let orig = unsafe { ops_field(raw) }.load(Relaxed);
+        // SAFETY: the device is valid and registered.
+        if orig.is_null() || unsafe { vlan_real_dev(raw) }.is_some() {
+            return Err(EOPNOTSUPP);
+        }
+        if REGISTRY.contains(rtnl, raw) {
+            return Err(EBUSY);
+        }
+        // SAFETY: a non-NULL `macsec_ops` is a valid table.
+        let ops = Interposed::<T>::build(unsafe { &*orig });
+        let inner = KBox::new(
+            Interposed {
+                ops,
+                orig,
+                dev: dev.into(),
+                observer,
+            },
+            GFP_KERNEL,
+        )?;
+        let entry = Entry {
+            dev: raw,
+            table: &raw const inner.ops,
+        };
+        REGISTRY.with(rtnl, |list| list.push(entry, GFP_KERNEL))?;
+        // INVARIANT: the table is complete, and registered, before it is
+        // published.
+        // SAFETY: the device is valid and RTNL is held.
+        unsafe { publish(raw, &raw const inner.ops) };
+        Ok(Installed { inner: Some(inner) })
+    }
+}
+
+impl<T: Observer> Installed<T> {
+    /// The device this interposer is installed on.
+    pub(crate) fn device(&self) -> Option<&NetDevice> {
+        self.inner.as_ref().map(|i| &*i.dev)
+    }
+
+    /// Puts the original `macsec_ops` back, waits for readers of the copy to
+    /// finish and frees it.
+    ///
+    /// It takes an [`RtnlGuard`], RTNL the caller took itself: inside an
+    /// [`Observer`] callback the MACsec core is in the middle of a sequence
+    /// of operations through the table, and reads it again after the
+    /// callback returns (`macsec_update_offload()` calls `mdo_del_secy`
+    /// after a failed `mdo_add_secy`), so the table must not be freed there.
+    pub(crate) fn restore(mut self, rtnl: &RtnlGuard) {
+        self.restore_locked(rtnl);
+    }
+
+    /// As [`Installed::restore`], under RTNL the caller did not take
+    /// itself, as in a netdevice notifier.
+    ///
+    /// # Safety
+    ///
+    /// RTNL must be held, and no MACsec operation through this device's
+    /// table may be in progress: the caller is not an [`Observer`] callback,
+    /// nor anything the MACsec core calls between two operations (the
+    /// `NETDEV_UNREGISTER` of the device itself, for example, qualifies).
+    pub(crate) unsafe fn restore_unlocked(mut self, rtnl: &Rtnl) {
+        self.restore_locked(rtnl);
+    }
+
+    fn restore_locked(&mut self, rtnl: &Rtnl) {
+        let Some(inner) = self.inner.take() else {
+            return;
+        };
+        let raw = inner.dev.as_raw();
+        // SAFETY: the device is valid (we hold a reference) and RTNL is held.
+        unsafe {
+            if core::ptr::eq(ops_field(raw).load(Relaxed), &inner.ops) {
+                publish(raw, inner.orig);
+            }
+        }
+        REGISTRY.with(rtnl, |list| {
+            list.retain(|e| !core::ptr::eq(e.dev, raw));
+            // A static is never dropped: with no device interposed, the
+            // registry holds no memory (so none outlives a module that
+            // carries this file and is unloaded).
+            if list.is_empty() {
+                *list = KVec::new();
+            }
+        });
+        // RX and TX paths may still hold the copy: wait them out. A
+        // trampoline running under RTNL took what it needs from it already.
+        // SAFETY: called from process context.
+        unsafe { bindings::synchronize_net() };
+        drop(inner);
+    }
+}
+
+impl<T: Observer> Drop for Installed<T> {
+    fn drop(&mut self) {
+        if self.inner.is_some() {
+            let rtnl = Rtnl::lock();
+            self.restore_locked(&rtnl);
+        }
+    }
+}
