@@ -74,7 +74,8 @@ src_version() {
 
 series_hash() {
 	[ -d "$SERIES_DIR" ] || { echo none; return; }
-	(cd "$SERIES_DIR" && find . -type f ! -name '*~' ! -name README.md -print0 | LC_ALL=C sort -z |
+	(cd "$SERIES_DIR" && find . -type f ! -name '*~' ! -name README.md ! -name '0000-*' -print0 |
+		LC_ALL=C sort -z |
 		xargs -0 -r sha256sum) | sha256sum | cut -c1-64
 }
 

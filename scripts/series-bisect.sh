@@ -23,7 +23,8 @@ variant=debug
 export KERNEL_SERIES=$MODULE_SERIES
 kdir=$("$top/scripts/kernel.sh" --variant "$variant")
 
-mapfile -t patches < <(find "$top/patches/$KERNEL_SERIES" -maxdepth 1 -name '*.patch' | LC_ALL=C sort)
+mapfile -t patches < <(find "$top/patches/$KERNEL_SERIES" -maxdepth 1 -name '*.patch' ! -name '0000-*' |
+	LC_ALL=C sort)
 n=${#patches[@]}
 [ "$n" -gt 1 ] || { echo "series: $n patch(es), nothing to bisect"; exit 0; }
 

@@ -11,7 +11,8 @@
 #                                  files the series touches (rust/ whole)
 #                                  with the series as its commits, to edit
 #                                  with git (commit --fixup, rebase -i)
-#   scripts/series.sh export DIR   write DIR's commits back as the series
+#   scripts/series.sh export DIR   write DIR's commits back as the series,
+#                                  From and Signed-off-by you (git config)
 #   scripts/series.sh list         the files the series adds or changes,
 #                                  relative to the tree's top
 #   scripts/series.sh compat DIR   write DIR, the series as a part of an
@@ -31,9 +32,11 @@ git_() {
 		-c advice.detachedHead=false "$@"
 }
 
+# The patches, without the cover letter (0000-cover-letter.patch, kept by
+# hand: it applies nothing).
 patches() {
 	[ -d "$SERIES_DIR" ] || return 0
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' | LC_ALL=C sort
+	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort
 }
 
 # The files outside rust/ that the series changes (not those it adds).
@@ -282,10 +285,26 @@ edit)
 	echo "series: $dir has the series on tag 'pristine'; edit, then: series.sh export $dir" ;;
 export)
 	dir=${2:?usage: series.sh export DIR}
+	# The patches are the exporter's: each From and Signed-off-by is the git
+	# identity of whoever exports (this repository's user.name and
+	# user.email), never a made-up one.
+	name=$(git -C "$top" config user.name || true)
+	email=$(git -C "$top" config user.email || true)
+	if [ -z "$name" ] || [ -z "$email" ]; then
+		echo "series: export signs the patches off as you: set git config user.name and user.email" >&2
+		exit 1
+	fi
+	export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email MB_AUTHOR="$name <$email>"
+	# Author dates are kept: a patch changes only where its content did.
+	git -C "$dir" -c advice.detachedHead=false rebase -q --force-rebase pristine \
+		--exec 'git commit -q --amend --no-edit --no-verify --author="$MB_AUTHOR"'
 	mkdir -p "$SERIES_DIR"
-	rm -f "$SERIES_DIR"/*.patch
-	git_ -C "$dir" format-patch -q --no-signature --zero-commit -o "$SERIES_DIR" pristine..HEAD
-	patches | sed "s|^$top/||" ;;
+	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' -delete
+	git -C "$dir" format-patch -q --signoff --no-signature --zero-commit -o "$SERIES_DIR" pristine..HEAD
+	cover=$SERIES_DIR/0000-cover-letter.patch
+	[ ! -f "$cover" ] || sed -i "2s|^From: .*|From: $MB_AUTHOR|" "$cover"
+	patches | sed "s|^$top/||"
+	[ ! -f "$cover" ] || echo "series: keep ${cover#"$top"/} in step (scripts/tests/checkpatch.sh checks its list)" ;;
 list)
 	for p in $(patches); do
 		sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$p"

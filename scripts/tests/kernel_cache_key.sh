@@ -25,7 +25,13 @@ rm "$tmp/series/README.md"
 st=$(skey --stock)
 [ "${st##*-}" = none ] || fail "stock key $st does not say none"
 [ "${st%-*}" = "${s0%-*}" ] || fail "stock key $st has another base than $s0"
-first=$(find "$tmp/series" -name '*.patch' | LC_ALL=C sort | head -1)
+# The cover letter applies nothing: editing it keeps the key.
+cover=$tmp/series/0000-cover-letter.patch
+if [ -f "$cover" ]; then
+	echo ' ' >> "$cover"
+	[ "$(skey)" = "$s0" ] || fail "editing the cover letter changed the key"
+fi
+first=$(find "$tmp/series" -name '*.patch' ! -name '0000-*' | LC_ALL=C sort | head -1)
 cp "$first" "$tmp/first.orig"
 echo ' ' >> "$first"
 [ "$(skey)" != "$s0" ] || fail "editing a patch kept the key"

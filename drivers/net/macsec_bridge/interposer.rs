@@ -144,8 +144,22 @@ impl<T: Observer> Interposed<T> {
         op: Mdo,
         slot: impl FnOnce(&bindings::macsec_ops) -> Option<MdoFn>,
     ) -> c_int {
-        // SAFETY: the MACsec core calls `mdo_*` under RTNL.
-        let rtnl = unsafe { Rtnl::assume_held() };
+        // SAFETY: the MACsec core calls `mdo_*` under RTNL; the rest is the
+        // caller's guarantee.
+        unsafe { Rtnl::assume_held(|rtnl| Self::call_locked(rtnl, ctx, op, slot)) }
+    }
+
+    /// [`Interposed::call`], with the proof of RTNL.
+    ///
+    /// # Safety
+    ///
+    /// As [`Interposed::call`].
+    unsafe fn call_locked(
+        rtnl: &Rtnl,
+        ctx: *mut bindings::macsec_context,
+        op: Mdo,
+        slot: impl FnOnce(&bindings::macsec_ops) -> Option<MdoFn>,
+    ) -> c_int {
         // SAFETY: `ctx` is valid for the call.
         if unsafe { (*ctx).offload } != bindings::macsec_offload_MACSEC_OFFLOAD_MAC {
             return EOPNOTSUPP.to_errno();

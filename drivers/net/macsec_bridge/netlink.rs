@@ -413,7 +413,10 @@ fn bind(info: &Info<'_>) -> Result {
     host_authority(info)?;
     let fd = info.attr(A_DEV_SECY_NETNS_FD);
     let id = info.attr(A_DEV_SECY_NETNSID);
-    let net: ARef<Net> = match (fd, id) {
+    // The caller's namespace is borrowed for the request; another one is
+    // held by a reference of its own.
+    let held;
+    let net: &Net = match (fd, id) {
         (Some(_), Some(_)) => {
             info.set_err_msg(
                 Some(A_DEV_SECY_NETNSID),
@@ -428,27 +431,31 @@ fn bind(info: &Info<'_>) -> Result {
                 info.set_err_msg(Some(A_DEV_SECY_NETNS_FD), c"integer out of range");
                 ERANGE
             })?;
-            Net::get_by_fd(fd).inspect_err(|_| {
+            held = Net::get_by_fd(fd).inspect_err(|_| {
                 info.set_err_msg(
                     Some(A_DEV_SECY_NETNS_FD),
                     c"not an open network namespace file descriptor",
                 )
-            })?
+            })?;
+            &held
         }
-        (None, Some(id)) => info.net().get_by_id(id.as_s32()).ok_or_else(|| {
-            info.set_err_msg(
-                Some(A_DEV_SECY_NETNSID),
-                c"no network namespace with this id",
-            );
-            EINVAL
-        })?,
-        (None, None) => info.net().into(),
+        (None, Some(id)) => {
+            held = info.net().get_by_id(id.as_s32()).ok_or_else(|| {
+                info.set_err_msg(
+                    Some(A_DEV_SECY_NETNSID),
+                    c"no network namespace with this id",
+                );
+                EINVAL
+            })?;
+            &held
+        }
+        (None, None) => info.net(),
     };
     let mut rtnl = Rtnl::lock();
     let dev = device(info, info.net(), A_DEV_IFINDEX, c"no such port")?;
     let secy = device(
         info,
-        &net,
+        net,
         A_DEV_SECY_IFINDEX,
         c"no such device in the SecY's namespace",
     )?;

@@ -3,12 +3,12 @@
 
 #include <rdma/ib_verbs.h>
 
-u32 macsec_bridge_helper_rdma_start_port(const struct ib_device *device)
+__rust_helper u32 macsec_bridge_helper_rdma_start_port(const struct ib_device *device)
 {
 	return rdma_start_port(device);
 }
 
-u32 macsec_bridge_helper_rdma_end_port(const struct ib_device *device)
+__rust_helper u32 macsec_bridge_helper_rdma_end_port(const struct ib_device *device)
 {
 	return rdma_end_port(device);
 }

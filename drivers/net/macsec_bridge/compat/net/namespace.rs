@@ -9,11 +9,13 @@
 //!
 //! ```
 //! use crate::compat::net::namespace::{Net, NETNSA_NSID_NOT_ASSIGNED};
-//! use crate::compat::sync::aref::ARef;
 //!
 //! let init = Net::init_net();
-//! let held: ARef<Net> = init.into();
+//! let held = init.get().expect("init_net is never torn down");
 //! assert!(*held == *init);
+//! let again = held.clone();
+//! assert!(*again == *held);
+//! drop(again);
 //! // A namespace has no id for itself, and id 12345 names nothing.
 //! assert_eq!(init.peer_id(&held), NETNSA_NSID_NOT_ASSIGNED);
 //! assert!(init.get_by_id(12345).is_none());
@@ -26,10 +28,9 @@
 use crate::compat::{
     bindings,
     error::{from_err_ptr, Result},
-    sync::aref::{ARef, AlwaysRefCounted},
     types::Opaque,
 };
-use core::ptr::NonNull;
+use core::{ops::Deref, ptr::NonNull};
 
 /// "No id" in `peernet2id` answers (uapi `NETNSA_NSID_NOT_ASSIGNED`).
 pub const NETNSA_NSID_NOT_ASSIGNED: i32 = -1;
@@ -39,9 +40,17 @@ pub const NETNSA_NSID_NOT_ASSIGNED: i32 = -1;
 /// # Invariants
 ///
 /// The inner `struct net` is valid for as long as a reference to this type
-/// exists: every `&Net` is backed either by a reference count (an
-/// [`ARef<Net>`]) or by a C object that pins the namespace (a device in it,
+/// exists: every `&Net` is backed either by a reference count (a
+/// [`NetRef`]) or by a C object that pins the namespace (a device in it,
 /// `init_net`).
+///
+/// A `&Net` does not make the namespace's count non-zero: while
+/// `cleanup_net()` tears a namespace down, its devices (and so a `&Net`
+/// borrowed from one, in a netdevice notifier) still point to it with a
+/// count of zero. So `Net` is not [`AlwaysRefCounted`]: a new reference
+/// comes from [`Net::get`], which fails then, as `maybe_get_net()` does.
+///
+/// [`AlwaysRefCounted`]: crate::compat::sync::aref::AlwaysRefCounted
 #[repr(transparent)]
 pub struct Net(Opaque<crate::compat::bindings::net>);
 
@@ -52,17 +61,59 @@ unsafe impl Send for Net {}
 // concurrently.
 unsafe impl Sync for Net {}
 
-// SAFETY: `get_net`/`put_net` keep the namespace alive until the count drops
-// to zero, and every `struct net` is reference counted.
-unsafe impl AlwaysRefCounted for Net {
-    fn inc_ref(&self) {
-        // SAFETY: by the type invariant the namespace is valid.
-        unsafe { crate::compat::bindings::get_net(self.as_raw()) };
-    }
+/// A counted reference to a network namespace (`get_net()`/`put_net()`).
+///
+/// # Invariants
+///
+/// `ptr` is a valid `struct net` of which this value owns one reference.
+pub struct NetRef {
+    ptr: NonNull<crate::compat::bindings::net>,
+}
 
-    unsafe fn dec_ref(obj: NonNull<Self>) {
-        // SAFETY: the caller owns an increment taken by `inc_ref`.
-        unsafe { crate::compat::bindings::put_net(obj.cast().as_ptr()) };
+// SAFETY: the reference may be used and dropped from any thread: `struct net`
+// is `Sync` (see `Net`) and its count is atomic.
+unsafe impl Send for NetRef {}
+// SAFETY: `&NetRef` only gives `&Net`, which is `Sync`.
+unsafe impl Sync for NetRef {}
+
+impl NetRef {
+    /// Takes ownership of a reference.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a valid `struct net` and the caller gives up one reference
+    /// it owns to it.
+    unsafe fn from_raw(ptr: NonNull<crate::compat::bindings::net>) -> NetRef {
+        // INVARIANT: the caller's guarantee.
+        NetRef { ptr }
+    }
+}
+
+impl Deref for NetRef {
+    type Target = Net;
+
+    fn deref(&self) -> &Net {
+        // SAFETY: the namespace is valid while this reference is owned (type
+        // invariant), and the returned borrow cannot outlive `self`.
+        unsafe { Net::from_raw(self.ptr.as_ptr()) }
+    }
+}
+
+impl Clone for NetRef {
+    fn clone(&self) -> NetRef {
+        // SAFETY: the count is at least the one this value owns (type
+        // invariant), so it is not zero and may be incremented.
+        unsafe { crate::compat::bindings::get_net(self.ptr.as_ptr()) };
+        // SAFETY: the reference just taken is given to the new value.
+        unsafe { NetRef::from_raw(self.ptr) }
+    }
+}
+
+impl Drop for NetRef {
+    fn drop(&mut self) {
+        // SAFETY: this value owns one reference (type invariant), dropped
+        // once.
+        unsafe { crate::compat::bindings::put_net(self.ptr.as_ptr()) };
     }
 }
 
@@ -90,6 +141,16 @@ impl Net {
         self.0.get()
     }
 
+    /// A counted reference, unless the namespace is being torn down (its
+    /// count already dropped to zero), as `maybe_get_net()`.
+    pub fn get(&self) -> Option<NetRef> {
+        // SAFETY: the namespace is valid (type invariant); `maybe_get_net`
+        // takes a reference only if the count is not zero.
+        let ptr = unsafe { crate::compat::bindings::maybe_get_net(self.as_raw()) };
+        // SAFETY: a non-null result carries a reference we now own.
+        NonNull::new(ptr).map(|p| unsafe { NetRef::from_raw(p) })
+    }
+
     /// The namespace's cookie (`net->net_cookie`): unique to it for the
     /// whole uptime, unlike its address, which a later namespace may reuse.
     pub fn cookie(&self) -> u64 {
@@ -103,23 +164,23 @@ impl Net {
     ///
     /// Fails with `EINVAL` when `fd` is not a network namespace and `EBADF`
     /// when it is not open.
-    pub fn get_by_fd(fd: i32) -> Result<ARef<Net>> {
+    pub fn get_by_fd(fd: i32) -> Result<NetRef> {
         // SAFETY: `get_net_ns_by_fd` accepts any fd value and returns either
         // a counted reference or an error pointer.
         let ptr = from_err_ptr(unsafe { crate::compat::bindings::get_net_ns_by_fd(fd) })?;
         // SAFETY: on success the pointer is non-null and we own the
         // reference `get_net_ns_by_fd` took.
-        Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(ptr.cast())) })
+        Ok(unsafe { NetRef::from_raw(NonNull::new_unchecked(ptr)) })
     }
 
     /// Looks up the namespace that `self` knows as `id` (a peer netns id,
     /// as in `IFLA_LINK_NETNSID`).
-    pub fn get_by_id(&self, id: i32) -> Option<ARef<Net>> {
+    pub fn get_by_id(&self, id: i32) -> Option<NetRef> {
         // SAFETY: `self` is valid; the call returns a counted reference or
         // NULL.
         let ptr = unsafe { crate::compat::bindings::get_net_ns_by_id(self.as_raw(), id) };
         // SAFETY: a non-null result carries a reference we now own.
-        NonNull::new(ptr).map(|p| unsafe { ARef::from_raw(p.cast()) })
+        NonNull::new(ptr).map(|p| unsafe { NetRef::from_raw(p) })
     }
 
     /// Returns the id `self` uses for `peer`, or a negative value when it has

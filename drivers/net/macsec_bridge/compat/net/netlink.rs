@@ -63,7 +63,8 @@
 //! static GROUPS: [MulticastGroup; 1] = [MulticastGroup::const_new(c"events")];
 //! // SAFETY: doctests are built into vmlinux, whose module pointer is NULL.
 //! static THIS: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-//! static FAMILY: Family = Family::const_new_with_ops(&THIS, b"rust_genl_test\0", 1, &GROUPS, &OPS);
+//! static FAMILY: Family =
+//!     Family::const_new_with_ops(&THIS, b"rust_genl_test\0", 1, &GROUPS, &OPS);
 //!
 //! let reg = FAMILY.register()?;
 //! assert!(!FAMILY.has_listeners_in(crate::compat::net::namespace::Net::init_net(), 0));

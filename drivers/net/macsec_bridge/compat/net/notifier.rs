@@ -261,8 +261,7 @@ impl<T: NetdevNotifier> Registration<T> {
         // SAFETY: netdevice notifiers always pass a valid info whose device
         // is alive for the call.
         let dev = unsafe { NetDevice::from_raw((*info).dev) };
-        // SAFETY: the netdevice notifier chain is always called under RTNL.
-        let rtnl = unsafe { Rtnl::assume_held() };
+
         let event = event as u32;
         let ev = match event {
             crate::compat::bindings::netdev_cmd_NETDEV_REGISTER => NetdevEvent::Register(dev),
@@ -289,7 +288,8 @@ impl<T: NetdevNotifier> Registration<T> {
             }
             other => NetdevEvent::Other(other, dev),
         };
-        this.data.event(rtnl, ev);
+        // SAFETY: the netdevice notifier chain is always called under RTNL.
+        unsafe { Rtnl::assume_held(|rtnl| this.data.event(rtnl, ev)) };
         crate::compat::bindings::NOTIFY_DONE as c_int
     }
 }

@@ -9,24 +9,36 @@
 //! upper/lower links, netdevice notifiers) is protected by RTNL. APIs that
 //! need it take a [`&Rtnl`](Rtnl): a proof, checked by the compiler, that the
 //! caller holds the lock. A proof is obtained by locking ([`Rtnl::lock`]) or,
-//! inside callbacks that the networking core invokes with RTNL held, with
-//! [`Rtnl::assume_held`].
+//! inside callbacks that the networking core invokes with RTNL held, for the
+//! length of a closure, with [`Rtnl::assume_held`].
 //!
 //! # Examples
 //!
 //! ```
 //! use crate::compat::net::rtnl::Rtnl;
 //!
-//! fn needs_rtnl(_rtnl: &Rtnl) -> bool {
-//!     // SAFETY: `rtnl_is_locked` only reads the mutex.
-//!     unsafe { crate::compat::bindings::rtnl_is_locked() != 0 }
+//! fn held_by_me(_rtnl: &Rtnl) -> bool {
+//!     // With lockdep, whether this task holds RTNL; without it, `true`
+//!     // (as `lockdep_rtnl_is_held()`).
+//!     let held;
+//!     #[cfg(CONFIG_PROVE_LOCKING)]
+//!     {
+//!         // SAFETY: `lockdep_rtnl_is_held` only reads this task's lock state.
+//!         held = unsafe { crate::compat::bindings::lockdep_rtnl_is_held() };
+//!     }
+//!     #[cfg(not(CONFIG_PROVE_LOCKING))]
+//!     {
+//!         held = true;
+//!     }
+//!     held
 //! }
 //!
 //! let guard = Rtnl::lock();
-//! assert!(needs_rtnl(&guard));
+//! assert!(held_by_me(&guard));
+//! // SAFETY: this task holds RTNL (`guard`) for the whole call.
+//! let n = unsafe { Rtnl::assume_held(|rtnl| usize::from(held_by_me(rtnl))) };
+//! assert_eq!(n, 1);
 //! drop(guard);
-//! // SAFETY: `rtnl_is_locked` only reads the mutex.
-//! assert_eq!(unsafe { crate::compat::bindings::rtnl_is_locked() }, 0);
 //! ```
 
 use crate::compat::bindings;
@@ -40,7 +52,7 @@ use core::{marker::PhantomData, ptr::NonNull};
 ///
 /// # Invariants
 ///
-/// While a `&Rtnl` is live, the current thread holds RTNL.
+/// While a `&Rtnl` is live, the current task holds RTNL.
 pub struct Rtnl {
     _not_send: PhantomData<*mut ()>,
 }
@@ -72,18 +84,24 @@ impl Rtnl {
         }
     }
 
-    /// Returns a proof that RTNL is held, without taking it.
+    /// Runs `f` with a proof that RTNL is held, without taking it.
+    ///
+    /// The proof is `f`'s to use for the call: it cannot keep it.
     ///
     /// # Safety
     ///
-    /// The caller must hold RTNL for the whole lifetime `'a`, e.g. because it
+    /// The current task must hold RTNL for the whole call, e.g. because it
     /// runs in a callback that the networking core documents as invoked under
     /// RTNL (netdevice notifiers, `macsec_ops`, `ndo_*` config operations).
-    pub unsafe fn assume_held<'a>() -> &'a Rtnl {
-        // SAFETY: `rtnl_is_locked` only reads the mutex state.
-        debug_assert!(unsafe { crate::compat::bindings::rtnl_is_locked() } != 0);
-        // SAFETY: the caller guarantees RTNL is held for `'a`.
-        unsafe { Self::token() }
+    pub unsafe fn assume_held<R>(f: impl FnOnce(&Rtnl) -> R) -> R {
+        // `rtnl_is_locked()` would only say that some task holds it.
+        #[cfg(CONFIG_PROVE_LOCKING)]
+        // SAFETY: `lockdep_rtnl_is_held` only reads this task's lock state.
+        debug_assert!(unsafe { crate::compat::bindings::lockdep_rtnl_is_held() });
+        // SAFETY: the caller guarantees that this task holds RTNL for the
+        // call, and the reference is `f`'s for the call only (its lifetime
+        // is any, so `f` cannot return it).
+        f(unsafe { Self::token() })
     }
 }
 

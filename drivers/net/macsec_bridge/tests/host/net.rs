@@ -57,9 +57,9 @@ pub mod rtnl {
 
         /// # Safety
         ///
-        /// RTNL is held.
-        pub unsafe fn assume_held<'a>() -> &'a Rtnl {
-            &Rtnl(())
+        /// RTNL is held for the call.
+        pub unsafe fn assume_held<R>(f: impl FnOnce(&Rtnl) -> R) -> R {
+            f(&Rtnl(()))
         }
 
         /// Whether some context holds it.
@@ -645,8 +645,6 @@ pub mod notifier {
             dev.instance_locked.set(true);
         }
         for n in chain {
-            // SAFETY: checked above.
-            let rtnl = unsafe { Rtnl::assume_held() };
             let ev = match &ev {
                 NetdevEvent::Register(d) => NetdevEvent::Register(d),
                 NetdevEvent::Unregister(d) => NetdevEvent::Unregister(d),
@@ -667,7 +665,8 @@ pub mod notifier {
                 },
                 NetdevEvent::Other(c, d) => NetdevEvent::Other(*c, d),
             };
-            n.event(rtnl, ev);
+            // SAFETY: checked above.
+            unsafe { Rtnl::assume_held(|rtnl| n.event(rtnl, ev)) };
         }
         dev.instance_locked.set(was);
     }

@@ -609,20 +609,26 @@ impl World {
             tx_sa_active: active,
         };
         assert!(Rtnl::held());
-        // SAFETY: held, as checked.
-        let rtnl = unsafe { Rtnl::assume_held() };
         let observer = if cfg!(MACSEC_BRIDGE_COMPAT) {
             Self::real(secy).observer.borrow().clone()
         } else {
             self.offload.clone()
         };
-        if let Some(o) = &observer {
-            o.before(rtnl, op, &ctx);
-        }
-        self.fail_next.set(fail);
-        let ret = self.driver(&ctx);
-        if let Some(o) = &observer {
-            o.after(rtnl, op, &ctx, ret);
+        // SAFETY: held, as checked.
+        let ret = unsafe {
+            Rtnl::assume_held(|rtnl| {
+                if let Some(o) = &observer {
+                    o.before(rtnl, op, &ctx);
+                }
+                self.fail_next.set(fail);
+                let ret = self.driver(&ctx);
+                if let Some(o) = &observer {
+                    o.after(rtnl, op, &ctx, ret);
+                }
+                ret
+            })
+        };
+        if observer.is_some() {
             self.learnt(&ctx, ret.is_ok());
         }
         Some(ret)

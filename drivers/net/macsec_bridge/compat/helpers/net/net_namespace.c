@@ -10,6 +10,11 @@ __rust_helper struct net *macsec_bridge_helper_get_net(struct net *net)
 	return get_net(net);
 }
 
+__rust_helper struct net *macsec_bridge_helper_maybe_get_net(struct net *net)
+{
+	return maybe_get_net(net);
+}
+
 __rust_helper void macsec_bridge_helper_put_net(struct net *net)
 {
 	put_net(net);
