@@ -68,6 +68,12 @@ struct Interposed<T: Observer> {
 ///
 /// Dropping an installed interposer restores it too, taking RTNL: it must not
 /// be dropped with RTNL held.
+///
+/// # Invariants
+///
+/// While `inner` is `Some`, its table is the one [`REGISTRY`] holds for its
+/// device, and the device's `macsec_ops` points to it unless another
+/// interposer replaced it since; `None` once restored.
 pub(crate) struct Installed<T: Observer> {
     inner: Option<KBox<Interposed<T>>>,
 }

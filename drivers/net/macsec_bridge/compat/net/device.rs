@@ -175,14 +175,19 @@ impl NetDevice {
 
     /// The device's interface index.
     pub fn ifindex(&self) -> i32 {
-        // SAFETY: the device is valid; `ifindex` is an integer field.
-        unsafe { (*self.as_raw()).ifindex }
+        // SAFETY: the device is valid. A namespace move rewrites the field
+        // under RTNL; it is read once, as `READ_ONCE()` would, whatever the
+        // caller holds.
+        unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).ifindex) }
     }
 
     /// The `IFF_*` flags (`dev->flags`).
     pub fn flags(&self) -> u32 {
-        // SAFETY: the device is valid.
-        unsafe { (*self.as_raw()).flags }
+        // SAFETY: the device is valid. Writers hold RTNL, and some write
+        // with `WRITE_ONCE()` for readers without it
+        // (`__dev_set_promiscuity()`, `netif_set_allmulti()`); it is read
+        // once.
+        unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).flags) }
     }
 
     /// Whether the device is administratively up (`IFF_UP`).
@@ -198,21 +203,25 @@ impl NetDevice {
 
     /// RFC 2863 operational state (`IF_OPER_*`).
     pub fn operstate(&self) -> u32 {
-        // SAFETY: the device is valid.
-        unsafe { (*self.as_raw()).operstate }
+        // SAFETY: the device is valid. The link watch writes the field with
+        // `WRITE_ONCE()`, without RTNL; it is read once.
+        unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).operstate) }
     }
 
     /// Whether the device is registered (not yet unregistering).
     pub fn is_registered(&self) -> bool {
-        // SAFETY: the device is valid.
-        let state = unsafe { (*self.as_raw()).reg_state };
+        // SAFETY: the device is valid. The core writes the field with
+        // `WRITE_ONCE()`; it is read once.
+        let state = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).reg_state) };
         u32::from(state) == crate::compat::bindings::netdev_reg_state_NETREG_REGISTERED
     }
 
     /// The device's active features (`dev->features`).
     pub fn features(&self) -> Features {
-        // SAFETY: the device is valid.
-        Features(unsafe { (*self.as_raw()).features })
+        // SAFETY: the device is valid. Writers hold RTNL (and the instance
+        // lock of an ops-locked device); a reader without them gets one
+        // value, read once.
+        Features(unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).features) })
     }
 
     /// Whether the device is "ops locked": the core runs its `netdev_ops`
@@ -308,8 +317,9 @@ impl NetDevice {
 
     /// The features a user may toggle (`dev->hw_features`).
     pub fn hw_features(&self) -> Features {
-        // SAFETY: the device is valid.
-        Features(unsafe { (*self.as_raw()).hw_features })
+        // SAFETY: the device is valid; the field is read once, as for
+        // `features()`.
+        Features(unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).hw_features) })
     }
 
     /// The network namespace the device is in.
@@ -387,11 +397,16 @@ impl FeaturesLock<'_> {
     pub fn change(&self, set: Features, clear: Features) -> bool {
         let dev = self.dev.as_raw();
         // SAFETY: the device is valid, and the locks that serialise writers
-        // of its `features` are held (type invariant).
+        // of its `features` are held (type invariant), so the field is read
+        // plainly. It is written once, as `WRITE_ONCE()` would: readers
+        // without those locks (`NetDevice::features()`) see the old value
+        // or the new one.
         let changed = unsafe {
-            let old = (*dev).features;
-            (*dev).features = (old | set.0) & !clear.0;
-            old != (*dev).features
+            let field = &raw mut (*dev).features;
+            let old = *field;
+            let new = (old | set.0) & !clear.0;
+            core::ptr::write_volatile(field, new);
+            old != new
         };
         if changed {
             // SAFETY: the device is valid and RTNL is held, as
