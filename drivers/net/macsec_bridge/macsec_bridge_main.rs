@@ -40,15 +40,23 @@ macro_rules! warn_ratelimited {
 }
 
 mod bridge;
+mod events;
+mod gids;
 mod index;
 #[cfg(MACSEC_BRIDGE_COMPAT)]
 mod interposer;
 pub mod lockstep;
+mod model;
 mod netlink;
 mod ports;
 mod rdma;
+mod secy;
+mod state;
 mod trace;
+mod update;
 mod vlan;
+mod wire;
+mod work;
 
 module! {
     type: MacsecBridge,
@@ -65,8 +73,8 @@ struct MacsecBridge {
     /// with `MACSEC_BRIDGE_COMPAT`) has each device's `macsec_ops`
     /// interposed instead, as its netdevice notifier sees the device.
     #[cfg(not(MACSEC_BRIDGE_COMPAT))]
-    offload: Option<Pin<KBox<macsec_notifier::Registration<bridge::Events>>>>,
-    notifier: Option<Pin<KBox<notifier::Registration<bridge::Events>>>>,
+    offload: Option<Pin<KBox<macsec_notifier::Registration<events::Events>>>>,
+    notifier: Option<Pin<KBox<notifier::Registration<events::Events>>>>,
     client: Option<Pin<KBox<rdma::ClientRegistration<ports::RdmaPorts>>>>,
 }
 
@@ -74,7 +82,7 @@ impl kernel::Module for MacsecBridge {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         // SAFETY: `ktime_get` has no preconditions.
         let t0 = unsafe { crate::bindings::ktime_get() };
-        let bridge = bridge::Bridge::new()?;
+        let bridge = bridge::Bridge::new(&netlink::FAMILY)?;
         bridge::Bridge::publish(&bridge);
         // From here on, an error drops `this`, which undoes what was done.
         let mut this = MacsecBridge {
@@ -91,7 +99,7 @@ impl kernel::Module for MacsecBridge {
         #[cfg(not(MACSEC_BRIDGE_COMPAT))]
         {
             this.offload = Some(KBox::pin_init(
-                macsec_notifier::Registration::new(bridge::Events(this.bridge.clone())),
+                macsec_notifier::Registration::new(events::Events(this.bridge.clone())),
                 GFP_KERNEL,
             )?);
         }
@@ -99,7 +107,7 @@ impl kernel::Module for MacsecBridge {
         // MACsec netdevs get tracked (and, without the offload notifier,
         // offload-capable devices interposed).
         this.notifier = Some(KBox::pin_init(
-            notifier::Registration::new(bridge::Events(this.bridge.clone())),
+            notifier::Registration::new(events::Events(this.bridge.clone())),
             GFP_KERNEL,
         )?);
         // Registering adds every existing RDMA device: ports.

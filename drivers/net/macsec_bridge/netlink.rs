@@ -1,191 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `macsec_bridge` generic netlink family.
-//!
-//! Based on: `Documentation/netlink/specs/macsec_bridge.yaml` (the values
-//! below are those of `include/uapi/linux/macsec_bridge.h`, generated from
-//! it; a selftest checks the two against each other through `ynl`).
+//! The `macsec_bridge` generic netlink family and its requests: above the
+//! core, which they reach through [`bridge::with`]. What goes on the wire
+//! is `wire.rs`'s.
 
-use crate::bridge::{self, BindError, Owner, PortEntry, Relation, Secys};
-use crate::lockstep::{Protection, Reason};
+use crate::bridge;
+use crate::model::BindError;
 use crate::net::device::NetDevice;
-use crate::net::macsec::Cipher;
 use crate::net::namespace::Net;
 use crate::net::netlink::{
-    AttrPolicy, DoHandler, Dump, DumpHandler, Family, Info, MsgAttrs, MulticastGroup, Operation,
-    Permission,
+    AttrPolicy, DoHandler, Dump, DumpHandler, Family, Info, MulticastGroup, Operation, Permission,
 };
 use crate::net::rtnl::Rtnl;
 use crate::trace::{Cause, Span, Work};
+use crate::wire::{
+    self, A_DEV_IFINDEX, A_DEV_SECY_IFINDEX, A_DEV_SECY_NETNSID, A_DEV_SECY_NETNS_FD, CMD_BIND,
+    CMD_DEV_GET, CMD_UNBIND,
+};
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
 
-const CMD_DEV_GET: u8 = 1;
-/// `dev-change-ntf`.
-pub(crate) const CMD_DEV_CHANGE_NTF: u8 = 2;
-pub(crate) const CMD_BIND: u8 = 3;
-pub(crate) const CMD_UNBIND: u8 = 4;
-/// The `monitor` group (index into the family's groups).
-pub(crate) const MCGRP_MONITOR: u32 = 0;
-
-const A_DEV_IFINDEX: u16 = 1;
-const A_DEV_IFNAME: u16 = 2;
-const A_DEV_RDMA_DEV: u16 = 3;
-const A_DEV_PROTECTION: u16 = 4;
-const A_DEV_REASON: u16 = 5;
-const A_DEV_RELATION: u16 = 6;
-const A_DEV_SECY_IFINDEX: u16 = 7;
-const A_DEV_SCI: u16 = 8;
-const A_DEV_CIPHER: u16 = 9;
-const A_DEV_ENCRYPT: u16 = 10;
-const A_DEV_FEATURE_OWNER: u16 = 11;
-const A_DEV_GENERATION: u16 = 12;
-const A_DEV_PAD: u16 = 13;
-const A_DEV_SECY_NETNSID: u16 = 14;
-const A_DEV_SECY_NETNS_FD: u16 = 15;
-const A_DEV_PROTECTED_GID: u16 = 16;
-
-const A_GID_RDMA_DEV: u16 = 1;
-const A_GID_INDEX: u16 = 2;
-const A_GID_GID: u16 = 3;
-
 /// An ifindex in a request (one past `i32::MAX` names no device).
 const IFINDEX: AttrPolicy = AttrPolicy::u32_min(1);
-
-pub(crate) fn protection(p: Protection) -> u32 {
-    match p {
-        Protection::None => 0,
-        Protection::Software => 1,
-        Protection::OffloadMac => 2,
-        Protection::OffloadPhy => 3,
-    }
-}
-
-pub(crate) fn reason(r: Option<Reason>) -> u32 {
-    match r {
-        None => 0,
-        Some(Reason::Unknown) => 1,
-        Some(Reason::BindingStale) => 2,
-        Some(Reason::NoSecy) => 3,
-        Some(Reason::SecyDown) => 4,
-        Some(Reason::LowerDown) => 5,
-        Some(Reason::NoActiveTxSa) => 6,
-        Some(Reason::ProtectOff) => 7,
-        Some(Reason::EncryptOff) => 8,
-        Some(Reason::OffloadOff) => 9,
-        Some(Reason::Partial) => 10,
-        Some(Reason::Unsettled) => 11,
-    }
-}
-
-fn relation(r: Relation) -> u32 {
-    match r {
-        Relation::SelfDev => 0,
-        Relation::Upper => 1,
-        Relation::Bound => 2,
-    }
-}
-
-fn cipher(c: Cipher) -> u32 {
-    match c {
-        Cipher::GcmAes128 => 0,
-        Cipher::GcmAes256 => 1,
-        Cipher::GcmAesXpn128 => 2,
-        Cipher::GcmAesXpn256 => 3,
-    }
-}
-
-fn owner(o: Owner) -> u32 {
-    match o {
-        Owner::Bridge => 0,
-        Owner::Driver => 1,
-    }
-}
-
-/// Writes one port object as published ([`PortEntry::published`]), as seen
-/// from the port's namespace; `secys` is where its SecY's details are.
-/// Called under the state's mutex, with or without RTNL: it reads no
-/// netdev, whose names, ifindexes and namespaces change under RTNL alone.
-pub(crate) fn fill(msg: &MsgAttrs, e: &PortEntry, secys: &Secys) -> Result {
-    let Some(p) = e.published() else {
-        return Err(EINVAL);
-    };
-    msg.put_u32(A_DEV_IFINDEX.into(), p.ifindex as u32)?;
-    // IFNAMSIZ counts the NUL: a name is NUL-terminated within its 16 bytes.
-    let len = p.name.iter().position(|&b| b == 0).ok_or(EINVAL)?;
-    let name = CStr::from_bytes_with_nul(&p.name[..=len]).map_err(|_| EINVAL)?;
-    msg.put_string(A_DEV_IFNAME.into(), name)?;
-    for r in e.rdma.iter() {
-        put_name(msg, A_DEV_RDMA_DEV, &r.name)?;
-    }
-    let v = e.port.advertised();
-    msg.put_u32(A_DEV_PROTECTION.into(), protection(v.protection))?;
-    msg.put_u32(A_DEV_REASON.into(), reason(v.reason))?;
-    if let Some(r) = e.relation {
-        msg.put_u32(A_DEV_RELATION.into(), relation(r))?;
-    }
-    // An ifindex in a namespace the reader has no id for would name a
-    // device of its own: none then (no memory for the id, or the SecY's
-    // namespace dying).
-    let named = p.secy_netns == p.netns || p.secy_netnsid >= 0;
-    if let Some(d) = e.secy.as_ref().filter(|_| named) {
-        msg.put_u32(A_DEV_SECY_IFINDEX.into(), p.secy as u32)?;
-        // Relative to the reader, as IFLA_LINK_NETNSID.
-        if p.secy_netns != p.netns {
-            msg.put_s32(A_DEV_SECY_NETNSID.into(), p.secy_netnsid)?;
-        }
-        if let Some(s) = secys.get(&bridge::key(d)) {
-            if let Some((sci, c)) = s.id {
-                // Already in network byte order, as the spec says.
-                msg.put_u64(A_DEV_SCI.into(), sci, A_DEV_PAD.into())?;
-                msg.put_u32(A_DEV_CIPHER.into(), cipher(c))?;
-            }
-            if let Some(enc) = bridge::advertised_encrypt(e, s) {
-                msg.put_u8(A_DEV_ENCRYPT.into(), enc.into())?;
-            }
-        }
-    }
-    for g in e.gids.iter() {
-        msg.nest(A_DEV_PROTECTED_GID.into(), |m| {
-            if let Some(r) = e.rdma.iter().find(|r| r.id == g.rdma) {
-                put_name(m, A_GID_RDMA_DEV, &r.name)?;
-            }
-            m.put_u32(A_GID_INDEX.into(), g.index)?;
-            let text = gid_text(&g.gid);
-            let text = CStr::from_bytes_with_nul(&text).map_err(|_| EINVAL)?;
-            m.put_string(A_GID_GID.into(), text)
-        })?;
-    }
-    msg.put_u32(A_DEV_FEATURE_OWNER.into(), owner(e.owner))?;
-    msg.put_u64(A_DEV_GENERATION.into(), e.generation, A_DEV_PAD.into())?;
-    Ok(())
-}
-
-/// Puts `name` (no NUL) as a string attribute.
-fn put_name(msg: &MsgAttrs, kind: u16, name: &[u8]) -> Result {
-    let mut z = KVec::new();
-    z.extend_from_slice(name, GFP_KERNEL)?;
-    z.push(0, GFP_KERNEL)?;
-    let cstr = CStr::from_bytes_with_nul(&z).map_err(|_| EINVAL)?;
-    msg.put_string(kind.into(), cstr)
-}
-
-/// A GID as sysfs shows it (`%pI6`: eight groups of four lowercase hex
-/// digits), NUL-terminated.
-fn gid_text(gid: &[u8; 16]) -> [u8; 40] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut t = [0u8; 40];
-    for (i, b) in gid.iter().enumerate() {
-        // Two digits per byte, a colon after every second byte but the last.
-        let at = i * 2 + i / 2;
-        t[at] = HEX[usize::from(b >> 4)];
-        t[at + 1] = HEX[usize::from(b & 0xf)];
-        if i % 2 == 1 && i < 15 {
-            t[at + 2] = b':';
-        }
-    }
-    t
-}
 
 /// `dev-get`'s request: one port, by ifindex. Its dump takes nothing.
 static DEV_GET_POLICY: [AttrPolicy; 2] = [AttrPolicy::reject(), IFINDEX];
@@ -239,14 +75,10 @@ impl DoHandler for DevGet {
             };
             let st = b.state.lock();
             // Published in this namespace: one just moved here is not yet.
-            let Some(e) = st
-                .ports
-                .of(&dev)
-                .filter(|e| e.published().is_some_and(|v| v.netns == here))
-            else {
+            let Some(o) = st.published(&dev, here) else {
                 return Ok(false);
             };
-            fill(&reply, e, &st.secys)?;
+            wire::fill(&reply, &o)?;
             Ok(true)
         })
         .unwrap_or(Ok(false))?;
@@ -268,7 +100,7 @@ impl DumpHandler for DevGet {
     /// were tracked, resuming after the serial of the last one sent (kept
     /// in two words of the dump's state, 32 bits each). Under the state's
     /// mutex alone, as `dev-get`; a round walks the caller's namespace's
-    /// ports only ([`bridge::Ports::order`]), whatever the others hold.
+    /// ports only ([`published_in`](crate::state::State::published_in)), whatever the others hold.
     /// Any change of any object between two rounds moves the clock, and
     /// the next message carries `NLM_F_DUMP_INTR`.
     fn dumpit(dump: &mut Dump<'_>) -> Result {
@@ -283,30 +115,19 @@ impl DumpHandler for DevGet {
             let after = (lo as u64 & 0xffff_ffff) | ((hi as u64 & 0xffff_ffff) << 32);
             let mut sent = 0;
             let mut visited = 0;
-            let (order, ports, secys) = st.ports_and_secys();
-            let ret = (|| -> Result {
-                // The first port after the last one sent: O(log N).
-                let from = (here, after.saturating_add(1));
-                let mut cursor = order.cursor_lower_bound_mut(&from);
-                while let Some(c) = cursor {
-                    let (ns, serial) = *c.current().0;
-                    if ns != here {
-                        break;
-                    }
-                    visited += 1;
-                    if let Some(e) = ports.get(&serial).filter(|e| e.published().is_some()) {
-                        let msg = dump.message(CMD_DEV_GET)?;
-                        fill(&msg, e, secys)?;
-                        msg.commit();
-                        sent += 1;
-                    }
-                    let state = dump.state();
-                    state[0] = (serial & 0xffff_ffff) as isize;
-                    state[1] = (serial >> 32) as isize;
-                    cursor = c.move_next();
+            let ret = st.published_in(here, after, |serial, o| {
+                visited += 1;
+                if let Some(o) = o {
+                    let msg = dump.message(CMD_DEV_GET)?;
+                    wire::fill(&msg, &o)?;
+                    msg.commit();
+                    sent += 1;
                 }
+                let state = dump.state();
+                state[0] = (serial & 0xffff_ffff) as isize;
+                state[1] = (serial >> 32) as isize;
                 Ok(())
-            })();
+            });
             let work = Work {
                 visited,
                 ..st.work()

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The bridge itself (`bridge.rs`, unchanged), built for the host and run
-//! against a model of the kernel around it: netdevs, the notifier chain,
-//! `macsec.c`'s operations in the order it makes them, a driver that
-//! accepts or fails each `mdo_*`, and the RDMA core.
+//! The module's core itself (`bridge.rs` and the files its map names,
+//! unchanged), built for the host and run against a model of the kernel
+//! around it: netdevs, the notifier chain, `macsec.c`'s operations in the
+//! order it makes them, a driver that accepts or fails each `mdo_*`, and
+//! the RDMA core.
 //!
 //! The model knows nothing of `predict()`: what a SecY protects is what its
 //! driver holds (`world::Hw`), changed only when the driver accepts an
@@ -41,7 +42,7 @@
 extern crate self as kernel;
 
 pub use host::kernel::{alloc, error, ffi, prelude, rbtree, str, sync, time, workqueue};
-pub use host::{bindings, net, netlink, rdma};
+pub use host::{bindings, net, rdma, wire};
 pub use macsec_bridge_lockstep as lockstep;
 
 macro_rules! warn_ratelimited {
@@ -56,6 +57,10 @@ macro_rules! warn_ratelimited {
 #[allow(clippy::useless_conversion, clippy::result_large_err)]
 #[path = "../bridge.rs"]
 mod bridge;
+#[path = "../events.rs"]
+mod events;
+#[path = "../gids.rs"]
+mod gids;
 mod host;
 #[path = "../index.rs"]
 mod index;
@@ -65,8 +70,18 @@ mod index;
 mod interposer {
     pub(crate) use crate::net::macsec::{Installed, Interposer};
 }
+#[path = "../model.rs"]
+mod model;
+#[path = "../secy.rs"]
+mod secy;
+#[path = "../state.rs"]
+mod state;
 #[path = "../trace.rs"]
 mod trace;
+#[path = "../update.rs"]
+mod update;
+#[path = "../work.rs"]
+mod work;
 #[path = "host/world.rs"]
 mod world;
 
@@ -322,7 +337,7 @@ fn bind_to_a_secy_over_the_port_is_refused() {
     });
     let (nic, secy) = (w.lowers[0], w.secy(s));
     let mut g = crate::net::rtnl::Rtnl::lock();
-    assert_eq!(w.b().bind(&mut g, nic, secy), Err(bridge::BindError::Loop));
+    assert_eq!(w.b().bind(&mut g, nic, secy), Err(model::BindError::Loop));
     drop(g);
     assert_eq!(
         w.verdict_of_lower(0),
@@ -379,7 +394,7 @@ fn a_gid_around_the_secy_claims_only_part() {
             ((Protection::None, Some(Reason::Partial)), vec![0]),
             "bound {bound}"
         );
-        <bridge::GidEvents as crate::rdma::Events>::gid_change(r, 1);
+        <work::GidEvents as crate::rdma::Events>::gid_change(r, 1);
         w.gid_on(None);
         assert_eq!(verdict(&w), whole, "bound {bound}");
         w.unload();
@@ -399,7 +414,7 @@ fn bind_during_unload_fails() {
         let (port, secy) = (w.plains[1], w.secy(s));
         got = Some((w.b().bind(g, port, secy), w.b().unbind(g, w.plains[0])));
     });
-    let unloading = Err(bridge::BindError::Unloading);
+    let unloading = Err(model::BindError::Unloading);
     assert_eq!(got, Some((unloading, unloading)));
     w.check_unloaded();
 }
@@ -611,7 +626,7 @@ fn found_sequences() {
     }
 }
 
-/// What is done to an [`index::Index`] in [`index_follows_a_map`].
+/// What is done to an [`index::Index`] in `index_follows_a_map`.
 #[derive(Clone, Debug)]
 enum IndexOp {
     Insert((usize, u8), u32),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Which path the host build of `bridge.rs` takes: as for a kernel with the
+//! Which path the host build of the core takes: as for a kernel with the
 //! MACsec core's offload notifier, or, with `MB_HOST_PATH=interposer`, as
 //! for one without it (the module's `MACSEC_BRIDGE_COMPAT` build).
 

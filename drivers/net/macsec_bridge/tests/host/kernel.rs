@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The parts of the kernel crate that `bridge.rs` uses, over `std`, for its
+//! The parts of the kernel crate that the core uses, over `std`, for its
 //! host build (`tests/bridge.rs`, where this crate is also `kernel`).
 //!
 //! Same signatures, host meanings: an allocation fails only when the test
@@ -258,6 +258,18 @@ pub mod rbtree {
             let next = t.0.range(k.clone()..).next().map(|(k, _)| k.clone());
             (next.map(|n| CursorMut(t, n)), RBTreeNode(k, v))
         }
+
+        pub fn current(&self) -> (&K, &V) {
+            let CursorMut(t, k) = self;
+            t.0.get_key_value(k)
+                .expect("the cursor's key is in the tree")
+        }
+
+        pub fn move_next(self) -> Option<CursorMut<'a, K, V>> {
+            let CursorMut(t, k) = self;
+            let next = t.0.range(k..).nth(1).map(|(k, _)| k.clone());
+            next.map(|n| CursorMut(t, n))
+        }
     }
 
     impl<K: Ord + Clone, V> RBTree<K, V> {
@@ -301,6 +313,11 @@ pub mod rbtree {
 
         pub fn cursor_lower_bound(&self, k: &K) -> Option<Cursor<'_, K, V>> {
             self.0.range(k.clone()..).next().map(|(k, v)| Cursor(k, v))
+        }
+
+        pub fn cursor_lower_bound_mut(&mut self, k: &K) -> Option<CursorMut<'_, K, V>> {
+            let k = self.0.range(k.clone()..).next()?.0.clone();
+            Some(CursorMut(self, k))
         }
 
         pub fn cursor_front_mut(&mut self) -> Option<CursorMut<'_, K, V>> {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What `bridge.rs` reaches outside itself, for its host build: the kernel
+//! What the core reaches outside itself, for its host build: the kernel
 //! crate ([`kernel`], which this crate also is), the network abstractions
 //! ([`net`]), and the module's own C-facing parts (bindings, the family's
 //! `fill`, the RDMA client, the trace), with the log of what reached user
@@ -9,8 +9,8 @@
 pub mod kernel;
 pub mod net;
 
-use crate::bridge::{self, Owner, PortEntry, Relation};
 use crate::lockstep::{Protection, Reason};
+use crate::model::{Owner, Relation};
 use crate::net::macsec::Cipher;
 use std::cell::RefCell;
 
@@ -88,7 +88,7 @@ pub fn take_warnings() -> Vec<String> {
     WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()))
 }
 
-/// The C functions and types `bridge.rs` names.
+/// The C functions and types the core names.
 #[allow(non_camel_case_types, non_upper_case_globals)]
 pub mod bindings {
     pub use crate::net::device::NetDevice as net_device;
@@ -184,18 +184,18 @@ pub mod bindings {
     pub const netdev_cmd_NETDEV_CHANGEUPPER: u32 = 21;
 }
 
-/// The family, as far as `bridge.rs` uses it: `fill` records the object.
-pub mod netlink {
+/// The family's messages (`wire.rs`), as far as the core uses them:
+/// `fill` records the object.
+pub mod wire {
     use super::*;
     use crate::kernel::error::Result;
-    use crate::net::netlink::{Family, GenlMsg};
+    use crate::model::Object;
+    use crate::net::netlink::GenlMsg;
 
     pub const CMD_DEV_CHANGE_NTF: u8 = 2;
     pub const CMD_BIND: u8 = 3;
     pub const CMD_UNBIND: u8 = 4;
     pub const MCGRP_MONITOR: u32 = 0;
-
-    pub static FAMILY: Family = Family;
 
     pub fn protection(p: Protection) -> u32 {
         p.rank().into()
@@ -205,31 +205,32 @@ pub mod netlink {
         r.map_or(0, |r| r as u32 + 1)
     }
 
-    /// The object of port `e`, as the real `fill` writes it.
-    pub(crate) fn fill(msg: &GenlMsg, e: &PortEntry, secys: &bridge::Secys) -> Result {
+    /// Object `o`, as the real `fill` writes it. It names its port by
+    /// ifindex, as on the wire: the world resolves that to the device.
+    pub(crate) fn fill(msg: &GenlMsg, o: &Object<'_>) -> Result {
         crate::kernel::alloc::charge()?;
-        let v = e.port.advertised();
-        let s = e.secy.as_ref().and_then(|d| secys.get(&bridge::key(d)));
+        let v = o.view;
+        let len = v.name.iter().position(|&b| b == 0).unwrap_or(v.name.len());
         let note = Note {
-            dev: e.dev.as_raw() as usize,
-            ifindex: e.dev.ifindex(),
-            name: e.dev.name().to_string_lossy().into_owned(),
-            netns: e.dev.net().cookie(),
-            protection: v.protection,
-            reason: v.reason,
-            relation: e.relation,
-            secy: e.secy.as_ref().map_or(0, |d| d.ifindex()),
-            secy_netns: e.secy.as_ref().map_or(0, |d| d.net().cookie()),
-            id: s.and_then(|s| s.id),
-            encrypt: s.and_then(|s| bridge::advertised_encrypt(e, s)),
-            owner: e.owner,
-            rdma: e
+            dev: 0,
+            ifindex: v.ifindex,
+            name: String::from_utf8_lossy(&v.name[..len]).into_owned(),
+            netns: v.netns,
+            protection: v.verdict.protection,
+            reason: v.verdict.reason,
+            relation: v.relation,
+            secy: v.secy.unwrap_or(0),
+            secy_netns: v.secy_netns,
+            id: v.id,
+            encrypt: v.encrypt,
+            owner: v.owner,
+            rdma: o
                 .rdma
                 .iter()
                 .map(|r| String::from_utf8_lossy(&r.name).into_owned())
                 .collect(),
-            gids: e.gids.iter().map(|g| g.index).collect(),
-            generation: e.generation,
+            gids: o.gids.iter().map(|g| g.index).collect(),
+            generation: o.generation,
         };
         *msg.note.borrow_mut() = Some(note);
         Ok(())

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The network abstractions `bridge.rs` is written against (the patch
+//! The network abstractions the core is written against (the patch
 //! series' `kernel::net`), for its host build: a netdev is a plain struct
 //! the world of `tests/bridge.rs` sets up and changes, a notifier chain and
 //! the interposed `macsec_ops` are calls into the bridge, and everything

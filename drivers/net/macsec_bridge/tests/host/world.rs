@@ -6,18 +6,22 @@
 //! accepts or fails each operation, the RDMA core, and module load and
 //! unload as `macsec_bridge_main.rs` does them. See `tests/bridge.rs`.
 
-use crate::bridge::{self, BindError, Bridge, GidEvents, Owner, Relation};
+use crate::bridge::Bridge;
+use crate::events::Events;
 use crate::host::{self, Note, Rec};
 use crate::lockstep::{Protection, Reason};
+use crate::model::{BindError, Owner, Relation};
 use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::{Cipher, Context, Mdo, Observer, Offload, SecY, SecyData, Sw};
 use crate::net::namespace::Net;
+use crate::net::netlink::Family;
 use crate::net::notifier::{self, NetdevEvent};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::prelude::*;
 use crate::rdma;
 use crate::str::CStr;
 use crate::sync::Arc;
+use crate::work::GidEvents;
 use crate::workqueue;
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::Entry;
@@ -219,6 +223,9 @@ pub struct World {
     /// device's interposer holds the observer).
     offload: Option<std::sync::Arc<dyn Observer>>,
     next_ifindex: i32,
+    /// Every ifindex handed out, with its device: the model never hands
+    /// one out twice, so a notification's ifindex names its port.
+    by_ifindex: HashMap<i32, usize>,
     next_rdma: u32,
     /// Whether the driver fails the operation it is asked next.
     fail_next: Cell<bool>,
@@ -248,6 +255,9 @@ fn leak_name(s: String) -> &'static CStr {
 fn key(d: &NetDevice) -> usize {
     d as *const NetDevice as usize
 }
+
+/// The family the bridge announces through (the module's is `netlink.rs`').
+static FAMILY: Family = Family;
 
 /// A record, as the sequence tests compare them.
 pub fn describe(r: &Rec) -> String {
@@ -331,6 +341,7 @@ impl World {
             bridge: None,
             offload: None,
             next_ifindex: 2,
+            by_ifindex: HashMap::new(),
             next_rdma: 0,
             fail_next: Cell::new(false),
             last: RefCell::new(HashMap::new()),
@@ -370,7 +381,7 @@ impl World {
         d.hw_features = Features::HW_MACSEC.0;
         d.features.set(Features::HW_MACSEC.0);
         d.ops_locked = i == 1;
-        Box::leak(Box::new(d))
+        self.leak(d)
     }
 
     /// Plain device `i` (a veth end), new, not registered yet; the second
@@ -379,7 +390,14 @@ impl World {
         let ifindex = self.ifindex();
         let mut d = device(format!("veth{i}_{ifindex}"), self.nets[0], ifindex);
         d.ops_locked = i == 1;
-        Box::leak(Box::new(d))
+        self.leak(d)
+    }
+
+    /// Device `d`, kept for the rest of the run, and known by its ifindex.
+    fn leak(&mut self, d: NetDevice) -> &'static NetDevice {
+        let d: &'static NetDevice = Box::leak(Box::new(d));
+        self.by_ifindex.insert(d.ifindex(), key(d));
+        d
     }
 
     fn ifindex(&mut self) -> i32 {
@@ -417,7 +435,7 @@ impl World {
     fn load(&mut self) {
         crate::alloc::fail_after(None);
         self.unadded.clear();
-        let b = Bridge::new().expect("no allocation fails");
+        let b = Bridge::new(&FAMILY).expect("no allocation fails");
         Bridge::publish(&b);
         self.bridge = Some(b.clone());
         self.observed.clear();
@@ -427,10 +445,10 @@ impl World {
         self.bindings.clear();
         #[cfg(not(MACSEC_BRIDGE_COMPAT))]
         {
-            self.offload = Some(std::sync::Arc::new(bridge::Events(b.clone())));
+            self.offload = Some(std::sync::Arc::new(Events(b.clone())));
         }
         let g = Rtnl::lock();
-        notifier::register(std::sync::Arc::new(bridge::Events(b)));
+        notifier::register(std::sync::Arc::new(Events(b)));
         for net in self.nets {
             let devs: Vec<&'static NetDevice> = self
                 .all_devices()
@@ -937,7 +955,7 @@ impl World {
                 },
             }),
         });
-        let d: &'static NetDevice = Box::leak(Box::new(d));
+        let d = self.leak(d);
         // register_netdevice, then the upper link, then mdo_add_secy.
         d.registered.set(true);
         self.event(NetdevEvent::Register(d));
@@ -1173,6 +1191,7 @@ impl World {
         // and picks another otherwise: the model always picks another.
         let ifindex = self.ifindex();
         d.ifindex.set(ifindex);
+        self.by_ifindex.insert(ifindex, key(d));
         self.move_net(d);
     }
 
@@ -1570,7 +1589,11 @@ impl World {
     /// Takes what reached user space or the driver: generations strictly
     /// increase, and no port is announced twice in a row the same.
     fn absorb(&self) {
-        for r in host::take_log() {
+        for mut r in host::take_log() {
+            if let Rec::Note(n) = &mut r {
+                // An object names its port by ifindex, as on the wire.
+                n.dev = self.by_ifindex[&n.ifindex];
+            }
             if let Rec::Note(n) = &r {
                 assert!(
                     n.generation > self.generation.get(),
@@ -1689,7 +1712,7 @@ impl World {
                 "{}: not indexed",
                 e.dev.name()
             );
-            if let Some(v) = e.published() {
+            if let Some(v) = e.object().map(|o| o.view) {
                 assert_eq!(
                     v.netns,
                     e.ns,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `#[pin_data]` and `#[vtable]` for the host build of `bridge.rs`.
+//! `#[pin_data]` and `#[vtable]` for the host build of the core.
 //!
 //! On the host nothing is pinned in place and no C table is filled: the
 //! struct is the struct without its `#[pin]` markers, and the trait

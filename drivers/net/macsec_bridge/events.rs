@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What each source does to the state: the netdevice notifier's events,
+//! the offload operations (through the MACsec core's offload notifier or
+//! the interposer), the RDMA client's devices, and the family's requests.
+//! Each runs one update ([`Bridge::update`]); none touches a device itself.
+
+use crate::bindings;
+use crate::bridge::Bridge;
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+use crate::interposer::Interposer;
+use crate::lockstep::{self, Knowledge, Op};
+use crate::model::{key, BindError, Binding, RdmaDev};
+use crate::net::device::NetDevice;
+use crate::net::macsec::{Context, Mdo, Observer};
+use crate::net::notifier::{NetdevEvent, NetdevNotifier};
+use crate::net::rtnl::{Rtnl, RtnlGuard};
+use crate::secy::{lower_up, op_of, snapshot, stacked_over};
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+use crate::state::record;
+use crate::state::{mark, Ports, State, GROW};
+use crate::trace::{self, Cause};
+use crate::update::{Effects, Locks};
+use crate::{gids::forget_rdma, index::Index, rdma, wire};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+impl Bridge {
+    /// A device appeared: observe its `macsec_ops` (on a kernel without the
+    /// offload notifier), and track it if it is a MACsec netdev.
+    fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
+        // With the offload notifier, which announces every device's
+        // operations, nothing is put on the device: `fx` goes unused.
+        #[cfg_attr(not(MACSEC_BRIDGE_COMPAT), expect(unused_variables))]
+        this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
+            match Interposer::install(rtnl, dev, this.clone()) {
+                Ok(i) => {
+                    if let Err(i) = record(&mut st.lowers, i) {
+                        warn_ratelimited!("{}: out of memory, offload not observed\n", dev.name());
+                        // SAFETY: this is the device's own REGISTER, and
+                        // its table was installed just now.
+                        unsafe { fx.restore(rtnl, i) };
+                        st.lost_sight(rtnl, dev);
+                    }
+                }
+                Err(e) if e == EOPNOTSUPP => {}
+                Err(e) => {
+                    warn_ratelimited!(
+                        "{}: cannot observe its MACsec offload ({:?}): its SecYs are unknown\n",
+                        dev.name(),
+                        e
+                    );
+                    st.lost_sight(rtnl, dev);
+                }
+            }
+            if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(dev).is_err() {
+                warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
+            }
+            st.touch_around(dev);
+        });
+    }
+
+    /// A device is being unregistered, or leaves its namespace.
+    fn unregistered(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
+        // With the offload notifier nothing is on the device to take off:
+        // `fx` goes unused.
+        #[cfg_attr(not(MACSEC_BRIDGE_COMPAT), expect(unused_variables))]
+        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
+            let d = key(dev);
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
+            if let Some(i) = st.lowers.remove(&d) {
+                // SAFETY: this is the device's own UNREGISTER.
+                unsafe { fx.restore(rtnl, i) };
+            }
+            // Before the indexes forget the device: its ports.
+            st.touch_around(dev);
+            // A device leaving for another namespace keeps its identity:
+            // a port stays tracked, a SecY stays known and bound. One going
+            // away is forgotten, and no reference to it is kept.
+            if !dev.is_registered() {
+                if let Some(s) = st.secys.remove(&d) {
+                    st.observed.remove(&d);
+                    if let Some(l) = &s.lower {
+                        st.uppers.remove(&(key(l), d));
+                    }
+                }
+                if let Some(&serial) = st.ports.live.get(&d) {
+                    st.ports.retire(serial);
+                }
+                let p = &mut st.ports;
+                while let Some(serial) = p.bound.first(d) {
+                    p.bound.remove(&(d, serial));
+                    if let Some(b) = p.all.get_mut(&serial).and_then(|e| e.binding.as_mut()) {
+                        b.secy = None;
+                    }
+                    p.touch(serial);
+                }
+            }
+        });
+    }
+
+    /// `dev` changed state: is it a SecY or the real device of one?
+    /// `going` is for `NETDEV_GOING_DOWN`: retract now, the state follows
+    /// with `NETDEV_DOWN`.
+    fn link(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice, going: bool) {
+        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+            let d = key(dev);
+            st.touch_around(dev);
+            // The SecY itself, then each SecY it is the real device of.
+            let State {
+                ports,
+                secys,
+                uppers,
+                ..
+            } = &mut *st;
+            for s in Iterator::chain(core::iter::once(d), uppers.seconds(d)) {
+                let Some(s) = secys.get_mut(&s) else {
+                    continue;
+                };
+                if let Knowledge::Known(mut k) = s.known {
+                    if *s.dev == *dev {
+                        k.secy_up = !going && dev.is_up();
+                    } else {
+                        k.lower_up = !going && lower_up(dev);
+                    }
+                    let k = Knowledge::Known(k);
+                    if !going {
+                        s.known = k;
+                    }
+                    // GOING_DOWN opens a teardown, DOWN (or anything else)
+                    // closes it.
+                    ports.of_secy(key(&s.dev), s.lower.as_deref().map(key), |e| {
+                        if going {
+                            e.port.before(&k);
+                        } else {
+                            e.port.after(k);
+                        }
+                    });
+                }
+            }
+        });
+    }
+
+    /// An RDMA device appeared: track the netdevs of its ports.
+    pub(crate) fn rdma_add(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) -> Result {
+        let mut ret = Ok(());
+        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 0, 0), |st, _| {
+            // On failure the RDMA core will not call `rdma_remove`: nothing
+            // of the device may stay.
+            ret = (|| -> Result {
+                for p in ib.ports() {
+                    let Some(dev) = ib.netdev(p) else { continue };
+                    let serial = match st.ports.live.get(&key(&dev)) {
+                        Some(&s) => s,
+                        None => st.add_port(&dev)?,
+                    };
+                    let Some(e) = st.ports.all.get_mut(&serial) else {
+                        return Err(EINVAL);
+                    };
+                    if !e.rdma.iter().any(|r| r.id == ib.id()) {
+                        let mut name = KVec::new();
+                        name.extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)?;
+                        let r = RdmaDev {
+                            id: ib.id(),
+                            port: p,
+                            name,
+                        };
+                        e.rdma.push(r, GFP_KERNEL)?;
+                        e.reach.read = false;
+                    }
+                    st.ports.touch(serial);
+                }
+                Ok(())
+            })();
+            if ret.is_err() {
+                forget_rdma(st, ib.id());
+            }
+        });
+        ret
+    }
+
+    /// An RDMA device goes away.
+    pub(crate) fn rdma_remove(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
+        let at = (Cause::Rdma, 1, 0);
+        self.update(&mut Locks::Own(rtnl), at, |st, _| forget_rdma(st, ib.id()));
+    }
+
+    /// An RDMA device was renamed: its ports report the new name. Every
+    /// port is looked at (see [`forget_rdma`]).
+    pub(crate) fn rdma_rename(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
+        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 2, 0), |st, _| {
+            let Ports { all, dirty, .. } = &mut st.ports;
+            for (_, e) in all.iter_mut() {
+                let mut renamed = false;
+                for RdmaDev { name, .. } in e.rdma.iter_mut().filter(|r| r.id == ib.id()) {
+                    let mut new = KVec::new();
+                    if new
+                        .extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)
+                        .is_err()
+                    {
+                        // The old name stays: stale, but not wrong about
+                        // protection.
+                        warn_ratelimited!("out of memory: RDMA device {:?} renamed\n", ib.name());
+                        continue;
+                    }
+                    *name = new;
+                    renamed = true;
+                }
+                if renamed {
+                    e.renames = e.renames.wrapping_add(1);
+                    mark(e, dirty);
+                }
+            }
+        });
+    }
+
+    /// Binds port `dev` to MACsec netdev `secy` (relation `bound`). The
+    /// caller checked that it holds the host's authority.
+    pub(crate) fn bind(
+        &self,
+        rtnl: &mut RtnlGuard,
+        dev: &NetDevice,
+        secy: &NetDevice,
+    ) -> Result<(), BindError> {
+        if dev == secy {
+            return Err(BindError::ToItself);
+        }
+        if dev.is_macsec() {
+            return Err(BindError::PortIsSecy);
+        }
+        if !secy.is_macsec() {
+            return Err(BindError::NotSecy);
+        }
+        if stacked_over(rtnl, secy, dev) {
+            return Err(BindError::Loop);
+        }
+        // Left so if the bridge is closing (the update then runs nothing).
+        let mut ret = Err(BindError::Unloading);
+        let at = (Cause::Request, wire::CMD_BIND.into(), dev.ifindex());
+        self.update(&mut Locks::Own(rtnl), at, |st, _| {
+            ret = (|| {
+                let live = st.ports.live.get(&key(dev)).copied();
+                if live
+                    .and_then(|s| st.ports.all.get(&s))
+                    .is_some_and(|e| e.binding.is_some())
+                {
+                    return Err(BindError::AlreadyBound);
+                }
+                st.ports.bound.reserve(1).map_err(|_| BindError::NoMemory)?;
+                let binding = Binding {
+                    secy: Some(secy.into()),
+                };
+                let serial = match live {
+                    Some(s) => s,
+                    None => st.add_port(dev).map_err(|_| BindError::NoMemory)?,
+                };
+                let p = &mut st.ports;
+                let e = p.all.get_mut(&serial).ok_or(BindError::NoMemory)?;
+                e.binding = Some(binding);
+                // Does not allocate: the room is reserved.
+                let _ = p.bound.insert((key(secy), serial), ());
+                p.touch(serial);
+                Ok(())
+            })();
+        });
+        ret
+    }
+
+    /// Undoes [`Bridge::bind`]: the port falls back to what the topology
+    /// says, or is forgotten if it backs no RDMA device.
+    pub(crate) fn unbind(&self, rtnl: &mut RtnlGuard, dev: &NetDevice) -> Result<(), BindError> {
+        // Left so if the bridge is closing (the update then runs nothing).
+        let mut ret = Err(BindError::Unloading);
+        let at = (Cause::Request, wire::CMD_UNBIND.into(), dev.ifindex());
+        self.update(&mut Locks::Own(rtnl), at, |st, _| {
+            ret = Err(BindError::NotBound);
+            let p = &mut st.ports;
+            let Some(&serial) = p.live.get(&key(dev)) else {
+                return;
+            };
+            let Some(e) = p.all.get_mut(&serial) else {
+                return;
+            };
+            let Some(b) = e.binding.take() else {
+                return;
+            };
+            ret = Ok(());
+            let wanted = e.wanted();
+            if let Some(s) = &b.secy {
+                p.bound.remove(&(key(s), serial));
+            }
+            if wanted {
+                p.touch(serial);
+            } else {
+                p.retire(serial);
+            }
+        });
+        ret
+    }
+
+    /// Retracts everything, takes every interposer off and ignores events
+    /// from now on.
+    pub(crate) fn shutdown(&self, rtnl: &mut RtnlGuard) {
+        let mut span = trace::Span::start();
+        let mut fx = Effects::new();
+        let work;
+        {
+            let mut st = self.state.lock();
+            span.locked();
+            st.begin();
+            st.closing = true;
+            let mut from = (0, 0);
+            while let Some((ns, s)) = st
+                .ports
+                .order
+                .cursor_lower_bound(&from)
+                .map(|c| *c.current().0)
+            {
+                st.ports.retire(s);
+                from = (ns, s + 1);
+            }
+            self.finish(&mut st, &mut fx);
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
+            for (_, i) in st.lowers.drain() {
+                // SAFETY: RTNL is held, and no MACsec operation is in
+                // progress: this is unload, not an observer.
+                unsafe { fx.restore(rtnl, i) };
+            }
+            work = st.work();
+            st.uppers = Index::new(GROW);
+            st.observed = Index::new(GROW);
+            st.secys = Index::new(GROW);
+        }
+        span.unlocked();
+        self.apply(&mut Locks::Own(rtnl), fx);
+        span.end(Cause::Unload, 0, 0, work);
+    }
+}
+
+#[vtable]
+impl Observer for Bridge {
+    fn before(&self, rtnl: &Rtnl, mdo: Mdo, ctx: &Context<'_>) {
+        let op = op_of(mdo, ctx);
+        if op == Op::Other {
+            return;
+        }
+        let next = Knowledge::Known(lockstep::in_flight(snapshot(ctx), op));
+        let secy = ctx.secy().netdev();
+        let lower = key(ctx.lower());
+        let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
+        self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _| {
+            st.ports.of_secy(key(secy), Some(lower), |e| {
+                e.port.before(&next);
+            });
+        });
+    }
+
+    fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
+        if op == Mdo::UpdOffload {
+            // A change of the offload mode: the SecY operation it made was
+            // announced on its own, and this context holds the mode that
+            // operation ran in, not the one now in force.
+            return;
+        }
+        // Also for statistics requests (`ip macsec show`): every operation
+        // shows the whole SecY, which is how a SecY configured before the
+        // module loaded gets known (unsettled until an operation settles
+        // the driver: see `lockstep::learn`). On failure macsec.c puts the
+        // SecY back as it was, except where it goes on regardless; the
+        // driver's state is unsettled either way.
+        let lop = op_of(op, ctx);
+        let ok = ret.is_ok();
+        let seen = snapshot(ctx);
+        let secy = ctx.secy();
+        let dev = secy.netdev();
+        let lower = key(ctx.lower());
+        let at = (Cause::OpAfter, op as u32, dev.ifindex());
+        self.update(&mut Locks::Observer(rtnl, op), at, |st, _| {
+            let State {
+                ports,
+                secys,
+                observed,
+                observed_lost,
+                ..
+            } = st;
+            let Some(s) = secys.get_mut(&key(dev)) else {
+                // Not tracked (no memory when it appeared): nothing is
+                // learnt, but its ports are no longer held down by the
+                // operation (an operation with no `before` held none).
+                if lop != Op::Other {
+                    ports.of_secy(key(dev), Some(lower), |e| {
+                        let known = e.port.known();
+                        e.port.after(known);
+                    });
+                }
+                return;
+            };
+            let id = Some((secy.sci(), secy.cipher()));
+            let known = lockstep::learn(s.known, seen, lop, ok);
+            if lop == Op::Other && (!ok || (s.known == known && s.id == id && s.view.is_some())) {
+                // Nothing learnt and nothing in flight: a statistics
+                // request costs this lookup.
+                return;
+            }
+            s.known = known;
+            if ok || lop.done_even_if_failed() {
+                s.id = id;
+                if s.view.is_none() {
+                    s.view = Some(secy.to_ref());
+                    if observed.insert(key(dev), ()).is_err() {
+                        warn_ratelimited!(
+                            "{}: out of memory, every SecY read again from now on\n",
+                            dev.name()
+                        );
+                        *observed_lost = true;
+                    }
+                }
+            }
+            ports.of_secy(key(dev), Some(lower), |e| {
+                e.port.after(known);
+            });
+        });
+    }
+}
+
+/// What the trace reports of an event: its `NETDEV_*` number and device.
+fn at(ev: &NetdevEvent<'_>) -> (Cause, u32, i32) {
+    let code = match ev {
+        NetdevEvent::Register(_) => bindings::netdev_cmd_NETDEV_REGISTER,
+        NetdevEvent::Unregister(_) => bindings::netdev_cmd_NETDEV_UNREGISTER,
+        NetdevEvent::Up(_) => bindings::netdev_cmd_NETDEV_UP,
+        NetdevEvent::GoingDown(_) => bindings::netdev_cmd_NETDEV_GOING_DOWN,
+        NetdevEvent::Down(_) => bindings::netdev_cmd_NETDEV_DOWN,
+        NetdevEvent::Change(_) => bindings::netdev_cmd_NETDEV_CHANGE,
+        NetdevEvent::FeatChange(_) => bindings::netdev_cmd_NETDEV_FEAT_CHANGE,
+        NetdevEvent::ChangeName(_) => bindings::netdev_cmd_NETDEV_CHANGENAME,
+        NetdevEvent::ChangeUpper { .. } => bindings::netdev_cmd_NETDEV_CHANGEUPPER,
+        NetdevEvent::Other(code, _) => *code,
+    };
+    (Cause::Event, code, ev.dev().ifindex())
+}
+
+/// The netdevice notifier's side of the bridge.
+pub(crate) struct Events(pub(crate) Arc<Bridge>);
+
+/// The MACsec core's offload notifier delivers to the bridge.
+#[vtable]
+impl Observer for Events {
+    fn before(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>) {
+        self.0.before(rtnl, op, ctx)
+    }
+
+    fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
+        self.0.after(rtnl, op, ctx, ret)
+    }
+}
+
+impl NetdevNotifier for Events {
+    fn event(&self, rtnl: &Rtnl, event: NetdevEvent<'_>) {
+        let b = &self.0;
+        let ev = &event;
+        match event {
+            NetdevEvent::Register(dev) => Bridge::registered(b, rtnl, ev, dev),
+            NetdevEvent::Unregister(dev) => b.unregistered(rtnl, ev, dev),
+            NetdevEvent::GoingDown(dev) => b.link(rtnl, ev, dev, true),
+            NetdevEvent::Up(dev) | NetdevEvent::Down(dev) | NetdevEvent::Change(dev) => {
+                b.link(rtnl, ev, dev, false)
+            }
+            // The port's name or its SecY may have changed; a stripped
+            // feature bit is put back by `finish`.
+            NetdevEvent::ChangeUpper { dev, upper, .. } => {
+                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+                    st.touch_around(dev);
+                    st.touch_around(upper);
+                })
+            }
+            NetdevEvent::ChangeName(dev) | NetdevEvent::FeatChange(dev) => {
+                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+                    st.touch_around(dev)
+                })
+            }
+            NetdevEvent::Other(..) => {}
+        }
+    }
+}

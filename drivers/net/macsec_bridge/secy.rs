@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A SecY as the kernel shows it: its real device, what is known of it
+//! before any operation, an operation's snapshot, the periodic re-read;
+//! and which SecY each port follows ([`relate`]). Changes what is known
+//! of SecYs, and the ports that follow them.
+
+use crate::bindings;
+use crate::gids::{rdma_moved, read_reach};
+use crate::index::Index;
+use crate::lockstep::{self, Knowledge, Offload, Op, Scope, SecyState, NUM_AN};
+use crate::model::{key, PortEntry, Relation, Secy, Secys};
+use crate::net::device::NetDevice;
+use crate::net::macsec::{self, Context, Mdo, SecY};
+use crate::net::rtnl::Rtnl;
+use crate::state::{mark, Ports, State};
+use kernel::sync::aref::ARef;
+
+/// The real device of MACsec netdev `dev`.
+pub(crate) fn real_dev(dev: &NetDevice) -> Option<ARef<NetDevice>> {
+    if !dev.is_macsec() {
+        return None;
+    }
+    // SAFETY: `dev` is a valid MACsec netdev, whose private data
+    // `macsec_get_real_dev` reads; the result is valid for as long as `dev`
+    // holds it, and is turned into a reference of our own at once.
+    let raw = unsafe { bindings::macsec_get_real_dev(dev.as_raw()) };
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: non-null and valid, as above.
+    Some(unsafe { NetDevice::from_raw(raw) }.into())
+}
+
+/// Whether `upper` is stacked over `dev` at any depth (on it, or on a VLAN
+/// or bond over it, and so on), in whatever namespaces they are.
+pub(crate) fn stacked_over(_rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> bool {
+    // SAFETY: both devices are valid (the caller's references), and RTNL is
+    // held (`_rtnl`), which `netdev_has_upper_dev()` asserts while it walks
+    // the adjacency lists of `dev`'s upper devices.
+    unsafe { bindings::netdev_has_upper_dev(dev.as_raw(), upper.as_raw()) }
+}
+
+/// What is known of MACsec netdev `dev` without having observed it.
+///
+/// A software SecY is fully described by its netdev states (nothing else of
+/// it is observable, see [`lockstep::evaluate`]). An offloaded one existed
+/// before the module loaded, or was created under another interposer: its
+/// SAs and flags are unknown until an offload operation shows them.
+pub(crate) fn unobserved(dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledge {
+    // SAFETY: `dev` is a valid MACsec netdev (the caller checked
+    // `is_macsec`).
+    if unsafe { bindings::macsec_netdev_is_offloaded(dev.as_raw()) } {
+        return Knowledge::Unknown;
+    }
+    Knowledge::Known(SecyState {
+        offload: Offload::Off,
+        secy_up: dev.is_up(),
+        lower_up: lower.is_some_and(lower_up),
+        protect: false,
+        encrypt: false,
+        encoding_sa: 0,
+        tx_sa: [None; NUM_AN],
+        unsettled: false,
+        doubt: 0,
+    })
+}
+
+/// Whether real device `dev` carries: up, with its carrier.
+pub(crate) fn lower_up(dev: &NetDevice) -> bool {
+    dev.is_up() && dev.carrier_ok()
+}
+
+/// The SecY as an offload operation sees it at this instant.
+pub(crate) fn snapshot(ctx: &Context<'_>) -> SecyState {
+    let secy = ctx.secy();
+    let links = SecyState {
+        offload: match ctx.offload() {
+            macsec::Offload::Off => Offload::Off,
+            macsec::Offload::Phy => Offload::Phy,
+            macsec::Offload::Mac => Offload::Mac,
+        },
+        secy_up: secy.netdev().is_up(),
+        lower_up: lower_up(ctx.lower()),
+        protect: false,
+        encrypt: false,
+        encoding_sa: 0,
+        tx_sa: [None; NUM_AN],
+        unsettled: false,
+        doubt: 0,
+    };
+    with_flags(links, secy)
+}
+
+/// `s` with the flags and TX SAs `secy` has now; its offload mode and
+/// links are not the SecY's to say.
+fn with_flags(s: SecyState, secy: &SecY) -> SecyState {
+    let mut tx_sa = [None; NUM_AN];
+    for (an, sa) in tx_sa.iter_mut().enumerate() {
+        // An inactive SA counts as absent: only the encoding SA being
+        // active matters.
+        if secy.tx_sa_active(an as u8) {
+            *sa = Some(true);
+        }
+    }
+    SecyState {
+        protect: secy.protect_frames(),
+        encrypt: secy.encrypt(),
+        encoding_sa: secy.encoding_sa(),
+        tx_sa,
+        ..s
+    }
+}
+
+/// Reads every observed, offloaded SecY again and lets its ports converge
+/// on what changed unseen (a TX SA deactivated by PN exhaustion).
+/// O(observed), or O(S) once [`State::observed_lost`].
+pub(crate) fn reread(rtnl: &Rtnl, st: &mut State) {
+    let State {
+        ports,
+        secys,
+        observed,
+        observed_lost,
+        ..
+    } = st;
+    if ports.offloading > 0 {
+        // A claiming port whose RDMA device moved with no event at all.
+        let Ports { all, dirty, .. } = ports;
+        for (_, e) in all.iter_mut() {
+            if e.offload && !e.gone && rdma_moved(e) {
+                mark(e, dirty);
+            }
+        }
+    }
+    if *observed_lost {
+        for (&d, s) in secys.iter_mut() {
+            reread_one(rtnl, ports, d, s);
+        }
+    } else {
+        for (&d, ()) in observed.iter() {
+            if let Some(s) = secys.get_mut(&d) {
+                reread_one(rtnl, ports, d, s);
+            }
+        }
+    }
+}
+
+/// [`reread`] of SecY `s`, keyed `d`: its flags and TX SAs, and whether it
+/// is still offloaded (an offload turned off where the module could not
+/// see it, its real device not observed).
+fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
+    let (Some(view), Knowledge::Known(k)) = (&s.view, s.known) else {
+        return;
+    };
+    if k.offload == Offload::Off {
+        return;
+    }
+    let mut now = with_flags(k, view.get(rtnl));
+    // SAFETY: `s.dev` is a MACsec netdev (a tracked SecY), valid by its
+    // reference; its offload mode changes only under RTNL, which is held.
+    if !unsafe { bindings::macsec_netdev_is_offloaded(s.dev.as_raw()) } {
+        now.offload = Offload::Off;
+    }
+    if now == k {
+        return;
+    }
+    let known = Knowledge::Known(now);
+    s.known = known;
+    ports.of_secy(d, s.lower.as_deref().map(key), |e| {
+        e.port.observe(known);
+    });
+}
+
+/// The lockstep view of an offload operation.
+pub(crate) fn op_of(op: Mdo, ctx: &Context<'_>) -> Op {
+    match op {
+        Mdo::DevOpen => Op::DevOpen,
+        Mdo::DevStop => Op::DevStop,
+        Mdo::AddSecy => Op::AddSecy,
+        Mdo::UpdSecy => Op::UpdSecy,
+        Mdo::DelSecy => Op::DelSecy,
+        Mdo::AddTxsa => Op::AddTxsa {
+            an: ctx.assoc_num(),
+            active: ctx.tx_sa_active(),
+        },
+        Mdo::UpdTxsa => Op::UpdTxsa {
+            an: ctx.assoc_num(),
+            active: ctx.tx_sa_active(),
+        },
+        Mdo::DelTxsa => Op::DelTxsa {
+            an: ctx.assoc_num(),
+        },
+        _ => Op::Other,
+    }
+}
+
+/// Points port `e` at its SecY and lets it converge on what is known of
+/// that SecY.
+pub(crate) fn relate(e: &mut PortEntry, secys: &Secys, uppers: &Index<(usize, usize), ()>) {
+    let (relation, secy) = if let Some(b) = &e.binding {
+        // An administrator's word beats what the topology suggests.
+        (Some(Relation::Bound), b.secy.clone())
+    } else if e.dev.is_macsec() {
+        (Some(Relation::SelfDev), Some(e.dev.clone()))
+    } else {
+        // The real device of one or more MACsec netdevs (netdevsim allows
+        // three): the one in the oldest namespace (the lowest cookie) is
+        // named, and within it the lowest ifindex. Ifindexes of different
+        // namespaces are never compared.
+        match uppers
+            .seconds(key(&e.dev))
+            .filter_map(|d| secys.get(&d))
+            .min_by_key(|s| (s.dev.net().cookie(), s.dev.ifindex()))
+        {
+            Some(s) => (Some(Relation::Upper), Some(s.dev.clone())),
+            None => (None, None),
+        }
+    };
+    e.relation = relation;
+    e.secy = secy;
+    let known = match &e.secy {
+        None if e.binding.is_some() => Knowledge::Stale,
+        None => Knowledge::NoSecy,
+        Some(d) => secys.get(&key(d)).map_or(Knowledge::Unknown, |s| s.known),
+    };
+    // An upper SecY carries only the traffic on its own addresses: the
+    // RDMA core always gives the port GIDs of its own (the default GID from
+    // its MAC), and RoCE on those never crosses the SecY. Any other carries
+    // the port's whole egress, which is all of its RoCE unless a GID leaves
+    // through a device that can send around it.
+    let scope = match e.relation {
+        Some(Relation::Upper) => Scope::Partial,
+        Some(_) => {
+            // Kept while the port advertises offload (a change of its GID
+            // tables reads them again: `GidWork`), read afresh whenever a
+            // claim may rise: none rests on what the tables held before
+            // their last change reached the module. A port partial on what
+            // it read stays so. An RDMA device's netdev changes with no
+            // event at all: looked for on every recompute.
+            let moved = rdma_moved(e);
+            let may_rise = lockstep::judge(&known, Scope::Whole)
+                .protection
+                .is_offload();
+            if may_rise && !e.offload && !e.reach.escapes && !moved {
+                e.reach.read = false;
+            }
+            read_reach(e);
+            if e.reach.escapes || moved {
+                Scope::Partial
+            } else {
+                Scope::Whole
+            }
+        }
+        None => Scope::Whole,
+    };
+    e.port.observe_in(known, scope);
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The transaction every change goes through: update the state under its
+//! mutex, [`Bridge::finish`] (recompute the marked ports, collect
+//! [`Effects`]), unlock, [`Bridge::apply`] them with the [`Locks`] the
+//! context holds. Owns the effects and the lock context; touches only
+//! the state it is given and the ports' feature bits.
+
+use crate::bridge::Bridge;
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+use crate::interposer::Installed;
+use crate::model::Owner;
+use crate::net::device::{Features, NetDevice};
+use crate::net::macsec::Mdo;
+use crate::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
+use crate::net::notifier::NetdevEvent;
+use crate::net::rtnl::{Rtnl, RtnlGuard};
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+use crate::state::record;
+use crate::state::{heapsort, State};
+use crate::trace::{self, Cause};
+use crate::work::REVALIDATE_MS;
+use crate::{gids, secy, wire};
+use kernel::alloc::kvec::PushError;
+use kernel::prelude::*;
+use kernel::sync::aref::ARef;
+use kernel::time::msecs_to_jiffies;
+use kernel::workqueue;
+
+/// What a writer does once the state is unlocked.
+pub(crate) struct Effects {
+    /// Set (`true`) or clear `NETIF_F_HW_MACSEC` on a port: the state's
+    /// reserved room ([`State::writes`]).
+    features: KVec<(ARef<NetDevice>, bool)>,
+    /// A write found no room: the deferred writer is to bring every bit to
+    /// what the state says once memory allows.
+    retry: bool,
+    /// `dev-change-ntf` messages, with the port whose namespace gets them.
+    notes: KVec<(ARef<NetDevice>, GenlMsg)>,
+    /// Interposers to take off.
+    #[cfg(MACSEC_BRIDGE_COMPAT)]
+    restore: KVec<Installed<Bridge>>,
+    /// Whether a port advertises offload: the SecYs are to be read again
+    /// in [`REVALIDATE_MS`].
+    revalidate: bool,
+}
+
+impl Effects {
+    pub(crate) fn new() -> Effects {
+        Effects {
+            features: KVec::new(),
+            notes: KVec::new(),
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
+            restore: KVec::new(),
+            revalidate: false,
+            retry: false,
+        }
+    }
+
+    /// Takes `i` off once the state is unlocked, or at once if there is no
+    /// memory to remember it (an `Installed` must not be dropped under
+    /// RTNL: its `Drop` takes RTNL).
+    ///
+    /// # Safety
+    ///
+    /// As [`Installed::restore_unlocked`]: RTNL is held, and the caller is
+    /// not between two MACsec operations through `i`'s table (it runs in a
+    /// notifier for `i`'s own device, or at unload).
+    #[cfg(MACSEC_BRIDGE_COMPAT)]
+    pub(crate) unsafe fn restore(&mut self, rtnl: &Rtnl, i: Installed<Bridge>) {
+        if self.restore.reserve(1, GFP_KERNEL).is_ok() {
+            // Cannot fail: capacity is reserved.
+            let _ = self.restore.push(i, GFP_KERNEL);
+        } else {
+            // SAFETY: the caller's guarantee.
+            unsafe { i.restore_unlocked(rtnl) };
+        }
+    }
+}
+
+/// What the context of an update holds, hence how it may write a port's
+/// features and take an interposer off.
+pub(crate) enum Locks<'a, 'e> {
+    /// RTNL that the caller took itself (a request, the RDMA client, unload,
+    /// the deferred writer): it may take one device's instance lock at a
+    /// time, and restore interposers.
+    Own(&'a mut RtnlGuard),
+    /// A netdevice notifier: the core holds RTNL and, for some events, the
+    /// event device's instance lock.
+    Event(&'a Rtnl, &'a NetdevEvent<'e>),
+    /// An offload operation's observer, for operation `Mdo`: the MACsec
+    /// core holds RTNL. For every operation but `mdo_upd_secy` it holds no
+    /// instance lock: `macsec.c` calls them from generic netlink requests,
+    /// rtnetlink operations on the MACsec netdev (which is not ops-locked),
+    /// its open and close, and its real device's `NETDEV_UNREGISTER`, which
+    /// the core sends with RTNL only. `mdo_upd_secy` also comes from the
+    /// MACsec netdev's `ndo_set_mac_address`, which a bond failing over to
+    /// it calls, possibly inside the rename of another slave that holds
+    /// that slave's instance lock: it is treated as a notifier is.
+    Observer(&'a Rtnl, Mdo),
+}
+
+impl Locks<'_, '_> {
+    /// Sets or clears `NETIF_F_HW_MACSEC` on `dev` if the locks that takes
+    /// are held or may be taken here; `false` if the write must be made
+    /// elsewhere.
+    fn write(&mut self, dev: &NetDevice, set: bool) -> bool {
+        let none = Features(0);
+        let (s, c) = if set {
+            (Features::HW_MACSEC, none)
+        } else {
+            (none, Features::HW_MACSEC)
+        };
+        let lock = match self {
+            Locks::Own(rtnl) => Some(dev.lock_features(rtnl)),
+            Locks::Observer(rtnl, op) if *op != Mdo::UpdSecy => {
+                // SAFETY: no instance lock is held for this operation (see
+                // `Observer`).
+                Some(unsafe { dev.lock_features_unlocked(rtnl) })
+            }
+            Locks::Observer(rtnl, _) => dev.features_lock_rtnl(rtnl),
+            // The event's proof covers the event's device only. A notifier
+            // may run inside another device's locked section, so any other
+            // device is written here only if RTNL is all it needs.
+            Locks::Event(rtnl, ev) if *ev.dev() == *dev => ev.features_lock(rtnl),
+            Locks::Event(rtnl, _) => dev.features_lock_rtnl(rtnl),
+        };
+        lock.map(|l| l.change(s, c)).is_some()
+    }
+}
+
+impl Bridge {
+    /// Reads the observed SecYs again (see [`reread`]), then announces and
+    /// applies what changed: the periodic re-read.
+    ///
+    /// [`reread`]: crate::secy::reread
+    pub(crate) fn revalidate(&self, rtnl: &mut RtnlGuard, cause: Cause) {
+        let mut span = trace::Span::start();
+        let mut fx = Effects::new();
+        let work;
+        {
+            let mut st = self.state.lock();
+            span.locked();
+            st.begin();
+            if !st.closing {
+                secy::reread(rtnl, &mut st);
+            }
+            self.finish(&mut st, &mut fx);
+            work = st.work();
+        }
+        span.unlocked();
+        self.apply(&mut Locks::Own(rtnl), fx);
+        span.end(cause, 0, 0, work);
+    }
+
+    /// Runs `f` on the state, then announces and applies what changed.
+    /// `at` is what the trace reports: the cause, its code and device.
+    pub(crate) fn update(
+        &self,
+        locks: &mut Locks<'_, '_>,
+        at: (Cause, u32, i32),
+        f: impl FnOnce(&mut State, &mut Effects),
+    ) {
+        let mut span = trace::Span::start();
+        let mut fx = Effects::new();
+        let work;
+        {
+            let mut st = self.state.lock();
+            span.locked();
+            st.begin();
+            if !st.closing {
+                f(&mut st, &mut fx);
+            }
+            self.finish(&mut st, &mut fx);
+            work = st.work();
+        }
+        span.unlocked();
+        self.apply(locks, fx);
+        span.end(at.0, at.1, at.2, work);
+    }
+
+    /// Recomputes the ports the update marked (in the order they were
+    /// tracked), collects the feature changes and notifications they call
+    /// for, and drops the ports that are gone.
+    pub(crate) fn finish(&self, st: &mut State, fx: &mut Effects) {
+        let State {
+            ports,
+            secys,
+            uppers,
+            clock,
+            writes,
+            visited,
+            ..
+        } = st;
+        let family = self.family;
+        fx.features = core::mem::take(writes);
+        let mut dirty = core::mem::take(&mut ports.dirty);
+        heapsort(&mut dirty);
+        for &serial in dirty.iter() {
+            let Some(e) = ports.all.get_mut(&serial) else {
+                continue;
+            };
+            *visited += 1;
+            e.dirty = false;
+            if !e.gone {
+                secy::relate(e, secys, uppers);
+            }
+            let offload = !e.gone && e.port.advertised().protection.is_offload();
+            if offload != e.offload {
+                e.offload = offload;
+                if offload {
+                    ports.offloading += 1;
+                } else {
+                    ports.offloading -= 1;
+                }
+            }
+            if e.gone && e.last.is_none() {
+                // Never announced (an RDMA device that could not be
+                // tracked): nothing to retract.
+                ports.order.remove(&(e.ns, serial));
+                ports.all.remove(&serial);
+                continue;
+            }
+            e.owner = Owner::of(&e.dev);
+            if e.owner == Owner::Bridge && e.dev.is_registered() {
+                let want = offload;
+                if want != e.dev.features().contains(Features::HW_MACSEC) {
+                    // Within the reserved room; past it only if a port
+                    // could not reserve its share, which then costs a
+                    // retry, never a bit left set.
+                    if let Err(PushError((dev, set))) =
+                        fx.features.push_within_capacity((e.dev.clone(), want))
+                    {
+                        if fx.features.push((dev, set), GFP_KERNEL).is_err() {
+                            warn_ratelimited!(
+                                "{}: out of memory, feature bit deferred\n",
+                                e.dev.name()
+                            );
+                            fx.retry = true;
+                        }
+                    }
+                }
+            }
+            gids::read_gids(e);
+            let view = e.current(secys);
+            if view.netns != e.ns {
+                // It moved: dumps in its new namespace list it from now on.
+                // The node is reused: nothing to allocate.
+                if let Some(n) = ports.order.remove_node(&(e.ns, serial)) {
+                    let n = n.into_reservation().into_node((view.netns, serial), ());
+                    ports.order.insert(n);
+                }
+                e.ns = view.netns;
+            }
+            if e.last != Some(view) {
+                *clock += 1;
+                e.generation = *clock;
+                e.last = Some(view);
+                trace::announce(
+                    view.ifindex,
+                    e.generation,
+                    wire::protection(view.verdict.protection),
+                    wire::reason(view.verdict.reason),
+                );
+                if family.has_listeners_in(e.dev.net(), wire::MCGRP_MONITOR) {
+                    let note = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)
+                        .and_then(|skb| skb.genlmsg_put(0, 0, family, wire::CMD_DEV_CHANGE_NTF))
+                        .map_err(Error::from);
+                    let fill = |m: GenlMsg| {
+                        let o = e.object().ok_or(EINVAL)?;
+                        wire::fill(&m, &o).map(|()| m)
+                    };
+                    let sent = match note.and_then(fill) {
+                        Ok(m) => fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_ok(),
+                        Err(_) => false,
+                    };
+                    if !sent {
+                        // No memory for it: its listeners must not go on
+                        // believing what it changed (a retraction, say).
+                        // Their next read fails with ENOBUFS, and they dump
+                        // again; that allocates nothing.
+                        warn_ratelimited!("{}: notification dropped\n", e.dev.name());
+                        family.set_err_in(e.dev.net(), wire::MCGRP_MONITOR, ENOBUFS);
+                    }
+                }
+            }
+            if e.gone {
+                ports.order.remove(&(e.ns, serial));
+                ports.all.remove(&serial);
+            }
+        }
+        // The room goes back, empty, for the next update.
+        dirty.clear();
+        ports.dirty = dirty;
+        fx.revalidate = ports.offloading > 0;
+    }
+
+    /// Applies what [`Bridge::finish`] collected. Called with RTNL held and
+    /// the state unlocked.
+    pub(crate) fn apply(&self, locks: &mut Locks<'_, '_>, mut fx: Effects) {
+        // Notifications first: a feature change re-enters the notifier, and
+        // anything announced from there must come after what led to it.
+        for (dev, msg) in fx.notes.into_iter() {
+            // A full socket buffer: netlink semantics.
+            let _ = msg.multicast_netns(self.family, dev.net(), 0, wire::MCGRP_MONITOR, GFP_KERNEL);
+        }
+        let mut deferred = fx.retry;
+        for (dev, set) in fx.features.drain_all() {
+            // Already written by an update nested in an earlier write (the
+            // feature change re-enters the notifier, which brings every
+            // port to the state).
+            if dev.features().contains(Features::HW_MACSEC) == set {
+                continue;
+            }
+            let written = locks.write(&dev, set);
+            trace::feature(dev.ifindex(), set, written);
+            deferred |= !written;
+        }
+        // The room goes back, empty, for the next update.
+        let mut st = self.state.lock();
+        if fx.features.capacity() > st.writes.capacity() {
+            st.writes = core::mem::take(&mut fx.features);
+        }
+        drop(st);
+        if deferred {
+            // Already queued: that run writes this bit too.
+            let _ = workqueue::system().enqueue(self.deferred.clone());
+        }
+        if fx.revalidate {
+            // Already queued: that run comes soon enough.
+            let _ = workqueue::system()
+                .enqueue_delayed(self.revalidate.clone(), msecs_to_jiffies(REVALIDATE_MS));
+        }
+        #[cfg(MACSEC_BRIDGE_COMPAT)]
+        for installed in fx.restore.into_iter() {
+            match locks {
+                Locks::Own(rtnl) => installed.restore(rtnl),
+                // SAFETY: only the notifier for the interposed device itself
+                // (its registration failing to be recorded, or its
+                // unregistration) queues a restore (`Effects::restore`).
+                Locks::Event(rtnl, _) => unsafe { installed.restore_unlocked(rtnl) },
+                // Observers never queue one; were one queued, it stays
+                // installed, and recorded, until the device goes away.
+                Locks::Observer(..) => {
+                    if let Err(i) = record(&mut self.state.lock().lowers, installed) {
+                        pr_err!("interposer dropped under RTNL: leaked\n");
+                        core::mem::forget(i);
+                    }
+                }
+            }
+        }
+    }
+}
