@@ -20,9 +20,8 @@ show() {
 	"$@" 2>&1 | sed 's/^/    /'
 }
 
-# The kernel tree's YNL CLI: tools/net/ynl/pyynl/ in 7.x, tools/net/ynl/ in 6.12.
+# The kernel tree's YNL CLI.
 cli=$kdir/tools/net/ynl/pyynl/cli.py
-[ -r "$cli" ] || cli=$kdir/tools/net/ynl/cli.py
 ynl() {
 	/usr/bin/python3 "$cli" --no-schema --spec "$spec" "$@"
 }

@@ -20,8 +20,6 @@ spec=$top/Documentation/netlink/specs/macsec_bridge.yaml
 proto=$(sed -n 's/^protocol: *//p' "$spec")
 cp "$kdir/Documentation/netlink/${proto:-genetlink}.yaml" "$tmp/Documentation/netlink/"
 cp "$spec" "$tmp/Documentation/netlink/specs/"
-# 7.x trees keep the generator in pyynl/, 6.12 beside the specs' tools.
 gen=$kdir/tools/net/ynl/pyynl/ynl_gen_c.py
-[ -r "$gen" ] || gen=$kdir/tools/net/ynl/ynl-gen-c.py
 timeout 120 python3 "$gen" --mode uapi --header \
 	--spec "$tmp/Documentation/netlink/specs/macsec_bridge.yaml" -o "$out"

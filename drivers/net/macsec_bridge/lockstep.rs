@@ -27,7 +27,7 @@ pub enum Protection {
     /// Not protected (or not known to be).
     None,
     /// MACsec in software (`macsec.c` encrypts). Part of the uAPI but never
-    /// reported on Linux 6.12: a software SecY emits no event when its SAs,
+    /// reported: a software SecY emits no event when its SAs,
     /// `protect_frames` or `encrypt` change, so the module cannot keep such
     /// a claim true (see [`evaluate`]).
     Software,

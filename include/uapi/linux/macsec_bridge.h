@@ -14,8 +14,8 @@
  * enum macsec_bridge_protection - How strongly the port's egress is protected.
  * @MACSEC_BRIDGE_PROTECTION_NONE: Not protected, or not known to be.
  * @MACSEC_BRIDGE_PROTECTION_SOFTWARE: MACsec in software (macsec.c encrypts).
- *   Not reported on Linux 6.12: a software SecY's SAs and flags change without
- *   any event, so such a port reports none with reason offload-off.
+ *   Not reported: a software SecY's SAs and flags change without any event, so
+ *   such a port reports none with reason offload-off.
  * @MACSEC_BRIDGE_PROTECTION_OFFLOAD_MAC: MACsec offloaded to the MAC.
  * @MACSEC_BRIDGE_PROTECTION_OFFLOAD_PHY: MACsec offloaded to the PHY.
  */

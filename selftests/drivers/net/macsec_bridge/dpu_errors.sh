@@ -40,12 +40,12 @@ refused() {
 		ktap_test_fail "$desc"
 	fi
 }
-# The 6.12 CLI prints the negative errno (-EINVAL is -22, and so on), newer
-# ones its strerror() text: either names the errno.
-EINVAL="error: -22|: Invalid argument" EPERM="error: -1\b|: Operation not permitted" \
-	ENODEV="error: -19|: No such device" EBADF="error: -9|: Bad file descriptor" \
-	EEXIST="error: -17|: File exists" ENOENT="error: -2\b|: No such file or directory" \
-	ERANGE="error: -34|: Numerical result out of range"
+# The CLI prints the errno's strerror() text, after the extack message if
+# there is one: "Netlink error: no such port: No such device".
+EINVAL=": Invalid argument" EPERM=": Operation not permitted" \
+	ENODEV=": No such device" EBADF=": Bad file descriptor" \
+	EEXIST=": File exists" ENOENT=": No such file or directory" \
+	ERANGE=": Numerical result out of range"
 
 check "load" insmod_bridge "$MODULE_KO"
 ynl --dump dev-get >"$ROW_DIR/before"

@@ -292,10 +292,8 @@ print($2)" "$1" 2>/dev/null
 
 YNL_SPEC=$lib_dir/../../../../Documentation/netlink/specs/macsec_bridge.yaml
 [ -r "$YNL_SPEC" ] || YNL_SPEC=${MACSEC_BRIDGE_SPEC:-}
-# Where the kernel tree has its CLI: tools/net/ynl/pyynl/ in 7.x trees,
-# tools/net/ynl/ in 6.12.
+# The kernel tree's YNL CLI.
 YNL_CLI=${KSFT_KDIR:-}/tools/net/ynl/pyynl/cli.py
-[ -r "$YNL_CLI" ] || YNL_CLI=${KSFT_KDIR:-}/tools/net/ynl/cli.py
 
 # The YNL CLI, the spec and python3-yaml: the kernel tree under test and
 # set-up provide them, so a missing one is a broken test bed, not a
@@ -572,8 +570,8 @@ ns_path() {
 }
 
 # The bed every lockstep table starts from: root, the tools, the module, the
-# YNL CLI, the RDMA core (RXE lives in init_net only in 6.12, so the tables
-# run there) and a netdevsim pair (NSIM_A, NSIM_B); all cleaned up on exit.
+# YNL CLI, the RDMA core (the tables run in init_net) and a netdevsim pair
+# (NSIM_A, NSIM_B); all cleaned up on exit.
 lockstep_bed() {
 	bed_require
 	on_exit lockstep_cleanup

@@ -4,8 +4,7 @@
 # RXE binds to an offloaded MACsec netdev (the `self` relation): its traffic
 # must cross the SecY, so it sits on macsec0, not on the lower port.
 #
-# RXE in 6.12 only works in init_net (its UDP sockets and routes live there),
-# so this test runs there and deletes everything it made.
+# It runs in init_net and deletes everything it made.
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -8,9 +8,8 @@ however long they take: this runs cli.py itself (same arguments, same code
 path) and turns SIGUSR1 into an early end of that wait, after which every
 notification already sent is still read and printed.
 
-The CLI of 6.12 sleeps, then reads the socket and prints one JSON list;
-newer ones poll the socket (YnlFamily.poll_ntf) and print one JSON object
-per notification. Either way this prints one JSON list.
+The CLI polls the socket (YnlFamily.poll_ntf, replaced here) and prints
+one JSON object per notification; this prints them as one JSON list.
 
     ynl_monitor.py CLI_PY [cli.py arguments...]
 """
@@ -25,34 +24,12 @@ import sys
 import time
 
 
-class Wake(Exception):
-    pass
-
-
 woken = False
-in_sleep = False
 
 
 def wake(_signum, _frame):
     global woken
     woken = True
-    if in_sleep:
-        raise Wake()
-
-
-_sleep = time.sleep
-
-
-def sleep(secs):
-    global in_sleep
-    in_sleep = True
-    try:
-        if not woken:
-            _sleep(secs)
-    except Wake:
-        pass
-    finally:
-        in_sleep = False
 
 
 def poll_ntf(self, duration=None):
@@ -72,13 +49,11 @@ def poll_ntf(self, duration=None):
 
 
 signal.signal(signal.SIGUSR1, wake)
-time.sleep = sleep
 cli = sys.argv[1]
 sys.argv = sys.argv[1:]
 sys.path.insert(0, os.path.dirname(os.path.abspath(cli)))
 import lib  # noqa: E402  (the CLI's own library, found next to it)
-if hasattr(lib.YnlFamily, 'poll_ntf'):
-    lib.YnlFamily.poll_ntf = poll_ntf
+lib.YnlFamily.poll_ntf = poll_ntf
 
 out = io.StringIO()
 real_stdout, sys.stdout = sys.stdout, out
