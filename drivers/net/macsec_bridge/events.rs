@@ -299,8 +299,8 @@ impl Bridge {
         ret
     }
 
-    /// Retracts everything, takes every interposer off and ignores events
-    /// from now on.
+    /// Retracts everything, leaves every interposer to the module's exit
+    /// and ignores events from now on.
     pub(crate) fn shutdown(&self, rtnl: &mut RtnlGuard) {
         let mut span = trace::Span::start();
         let mut fx = Effects::new();
@@ -321,11 +321,13 @@ impl Bridge {
                 from = (ns, s + 1);
             }
             self.finish(&mut st, &mut fx);
+            // Observed from now on by a closed bridge, which ignores them,
+            // until the module's exit takes them all off at once
+            // (`interposer::restore_all`): one wait for the RX and TX paths
+            // at unload, not one per device under RTNL.
             #[cfg(MACSEC_BRIDGE_COMPAT)]
             for (_, i) in st.lowers.drain() {
-                // SAFETY: RTNL is held, and no MACsec operation is in
-                // progress: this is unload, not an observer.
-                unsafe { fx.restore(rtnl, i) };
+                i.leave();
             }
             work = st.work();
             st.uppers = Index::new(GROW);

@@ -28,6 +28,12 @@
 //! model. The offload notifier has no such race, and a kernel that has it
 //! never builds this file into the module.
 //!
+//! The trampolines are the module's text, so no table may stay installed
+//! once the module is gone, whatever became of its [`Installed`] guard
+//! (`mem::forget` is safe): the registry owns every table and the device
+//! it is on, and a module that carries this file calls [`restore_all`] in
+//! its exit.
+//!
 //! Owns: the registry of interposed devices and their tables. Touches:
 //! `dev->macsec_ops` of the devices it is installed on, nothing else.
 
@@ -39,6 +45,7 @@ use crate::net::{
 };
 use crate::vlan::vlan_real_dev;
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::sync::{
@@ -47,41 +54,38 @@ use kernel::sync::{
     Arc,
 };
 
-/// A device's `macsec_ops`, interposed.
+/// A device's `macsec_ops`, interposed: the table, first in the
+/// allocation, and what its trampolines need.
 ///
 /// # Invariants
 ///
-/// While installed, `dev->macsec_ops == &ops`, [`REGISTRY`] maps `dev` to
-/// `&ops` (so no other interposer is on `dev`), `orig` is the pointer it
-/// replaced (valid: driver tables are static), and every non-NULL `mdo_*`
-/// slot of `ops` is a trampoline of `Interposed<T>` whose original slot is
-/// non-NULL.
+/// `orig` is the table `ops` replaced (valid: driver tables are static),
+/// and every non-NULL `mdo_*` slot of `ops` is a trampoline of
+/// `Interposed<T>` whose original slot is non-NULL.
 #[repr(C)]
 struct Interposed<T: Observer> {
     ops: bindings::macsec_ops,
     orig: *const bindings::macsec_ops,
-    dev: ARef<NetDevice>,
     observer: Arc<T>,
 }
 
 /// An installed interposer; restore it with [`Installed::restore`].
 ///
 /// Dropping an installed interposer restores it too, taking RTNL: it must not
-/// be dropped with RTNL held.
+/// be dropped with RTNL held. Forgetting one leaves its table installed
+/// until [`restore_all`].
 ///
 /// # Invariants
 ///
-/// While `inner` is `Some`, its table is the one [`REGISTRY`] holds for its
-/// device, and the device's `macsec_ops` points to it unless another
-/// interposer replaced it since; `None` once restored.
+/// `id` is the [`Entry::id`] of the interposer it was returned for, or 0
+/// once restored; ids are never reused.
 pub(crate) struct Installed<T: Observer> {
-    inner: Option<KBox<Interposed<T>>>,
+    id: u64,
+    /// The device, by address: who it is on, not a reference to it (the
+    /// registry holds the device).
+    dev: usize,
+    _observer: PhantomData<Arc<T>>,
 }
-
-// SAFETY: the table is only read by the MACsec core; `T` is `Send + Sync`.
-unsafe impl<T: Observer> Send for Installed<T> {}
-// SAFETY: `&Installed` exposes nothing mutable.
-unsafe impl<T: Observer> Sync for Installed<T> {}
 
 macro_rules! trampolines {
     ($($slot:ident => $op:ident),* $(,)?) => {
@@ -208,36 +212,109 @@ impl<T: Observer> Interposed<T> {
     }
 }
 
-/// An interposed device and its table.
-struct Entry {
-    dev: *const bindings::net_device,
-    table: *const bindings::macsec_ops,
-}
-
-/// The interposed devices, each with the table installed on it.
+/// An interposed device and its table, owned by the registry.
 ///
 /// # Invariants
 ///
-/// The list is only accessed with RTNL held, and no reference to it
+/// `table` is the `ops` of an `Interposed<T>` allocated by
+/// [`Interposer::install`], freed only by `free` (for that `T`), and
+/// installed on `dev` from its publication until [`Entry::take_off`];
+/// `orig` is the table it replaced.
+struct Entry {
+    /// The installation's identity (never 0, never reused).
+    id: u64,
+    /// The device, held while the entry exists.
+    dev: ARef<NetDevice>,
+    table: *const bindings::macsec_ops,
+    orig: *const bindings::macsec_ops,
+    free: unsafe fn(*const bindings::macsec_ops),
+}
+
+impl Entry {
+    /// Puts the original table back on the device, if this entry's table
+    /// is still the one on it.
+    ///
+    /// # Safety
+    ///
+    /// RTNL is held, and no MACsec operation through the table is in
+    /// progress.
+    unsafe fn take_off(&self) {
+        let raw = self.dev.as_raw();
+        // SAFETY: the device is valid (the entry holds it) and RTNL, which
+        // serialises writers of the field, is held.
+        unsafe {
+            if core::ptr::eq(ops_field(raw).load(Relaxed), self.table) {
+                publish(raw, self.orig);
+            }
+        }
+    }
+
+    /// Frees the table and lets go of the device.
+    ///
+    /// # Safety
+    ///
+    /// [`Entry::take_off`] ran, and an RCU grace period passed since.
+    unsafe fn free(self) {
+        // SAFETY: the table is no longer installed and has no reader left
+        // (the caller's guarantee); `free` is its own type's (invariant),
+        // and the entry is consumed, so it runs once.
+        unsafe { (self.free)(self.table) };
+    }
+}
+
+/// The interposed devices, each with the table installed on it.
+struct Interposers {
+    list: KVec<Entry>,
+    /// The last [`Entry::id`] handed out.
+    last_id: u64,
+}
+
+impl Interposers {
+    /// Takes entry `id` out of the registry, if it is there.
+    fn take(&mut self, id: u64) -> Option<Entry> {
+        let at = self.list.iter().position(|e| e.id == id)?;
+        let e = self.list.remove(at).ok()?;
+        // A static is never dropped: with no device interposed, the
+        // registry holds no memory (so none outlives a module that
+        // carries this file and is unloaded).
+        if self.list.is_empty() {
+            self.list = KVec::new();
+        }
+        Some(e)
+    }
+}
+
+/// The registry.
+///
+/// # Invariants
+///
+/// It is only accessed with RTNL held, and no reference to its contents
 /// outlives a method call.
-struct Registry(UnsafeCell<KVec<Entry>>);
+struct Registry(UnsafeCell<Interposers>);
 
 // SAFETY: every access happens under RTNL (type invariant), which
-// serialises them.
+// serialises them; the raw table pointers are only dereferenced under it.
 unsafe impl Sync for Registry {}
 
-static REGISTRY: Registry = Registry(UnsafeCell::new(KVec::new()));
+static REGISTRY: Registry = Registry(UnsafeCell::new(Interposers {
+    list: KVec::new(),
+    last_id: 0,
+}));
 
 impl Registry {
-    fn with<R>(&self, _rtnl: &Rtnl, f: impl FnOnce(&mut KVec<Entry>) -> R) -> R {
+    fn with<R>(&self, _rtnl: &Rtnl, f: impl FnOnce(&mut Interposers) -> R) -> R {
         // SAFETY: RTNL is held (`_rtnl`), and `f` cannot reach the registry
         // again: it is private to this file and its callers pass closures
-        // that only touch the list.
+        // that only touch its contents.
         f(unsafe { &mut *self.0.get() })
     }
 
     fn contains(&self, rtnl: &Rtnl, dev: *const bindings::net_device) -> bool {
-        self.with(rtnl, |list| list.iter().any(|e| core::ptr::eq(e.dev, dev)))
+        self.with(rtnl, |r| {
+            r.list
+                .iter()
+                .any(|e| core::ptr::eq(e.dev.as_raw().cast_const(), dev))
+        })
     }
 
     /// The table interposed on `dev`, or on the device a VLAN `dev` (or a
@@ -248,9 +325,10 @@ impl Registry {
         mut dev: *mut bindings::net_device,
     ) -> Option<*const bindings::macsec_ops> {
         loop {
-            let found = self.with(rtnl, |list| {
-                list.iter()
-                    .find(|e| core::ptr::eq(e.dev, dev))
+            let found = self.with(rtnl, |r| {
+                r.list
+                    .iter()
+                    .find(|e| core::ptr::eq(e.dev.as_raw(), dev))
                     .map(|e| e.table)
             });
             if found.is_some() {
@@ -325,34 +403,97 @@ impl Interposer {
         if REGISTRY.contains(rtnl, raw) {
             return Err(EBUSY);
         }
+        REGISTRY.with(rtnl, |r| r.list.reserve(1, GFP_KERNEL))?;
         // SAFETY: a non-NULL `macsec_ops` is a valid table.
         let ops = Interposed::<T>::build(unsafe { &*orig });
-        let inner = KBox::new(
+        let table = KBox::into_raw(KBox::new(
             Interposed {
                 ops,
                 orig,
-                dev: dev.into(),
                 observer,
             },
             GFP_KERNEL,
-        )?;
-        let entry = Entry {
-            dev: raw,
-            table: &raw const inner.ops,
-        };
-        REGISTRY.with(rtnl, |list| list.push(entry, GFP_KERNEL))?;
+        )?);
+        // `ops` is first in the `repr(C)` struct: the table's address is
+        // the allocation's.
+        let table: *const bindings::macsec_ops = table.cast_const().cast();
+        let id = REGISTRY.with(rtnl, |r| {
+            r.last_id += 1;
+            let entry = Entry {
+                id: r.last_id,
+                dev: dev.into(),
+                table,
+                orig,
+                free: free_table::<T>,
+            };
+            // Cannot fail: room is reserved.
+            let _ = r.list.push(entry, GFP_KERNEL);
+            r.last_id
+        });
         // INVARIANT: the table is complete, and registered, before it is
         // published.
-        // SAFETY: the device is valid and RTNL is held.
-        unsafe { publish(raw, &raw const inner.ops) };
-        Ok(Installed { inner: Some(inner) })
+        // SAFETY: the device is valid and RTNL is held; the registry owns
+        // the table until it is taken off the device.
+        unsafe { publish(raw, table) };
+        Ok(Installed {
+            id,
+            dev: raw as usize,
+            _observer: PhantomData,
+        })
     }
 }
 
+/// Frees the `Interposed<T>` whose table is `table`.
+///
+/// # Safety
+///
+/// `table` came from [`Interposer::install`] for this `T`, is no longer
+/// installed on any device, no reader of it is left (an RCU grace period
+/// passed since it was taken off), and it is freed once.
+unsafe fn free_table<T: Observer>(table: *const bindings::macsec_ops) {
+    // SAFETY: `table` is the first field of an `Interposed<T>` allocated by
+    // `KBox` in `install`, and nothing uses it any more (the caller's
+    // guarantee).
+    drop(unsafe { KBox::from_raw(table.cast_mut().cast::<Interposed<T>>()) });
+}
+
+/// Takes every table still installed off its device and frees it, with one
+/// wait for the RX and TX paths; returns how many there were. A module
+/// that carries this file calls it in its exit, after everything that may
+/// install has stopped: what is left is what a forgotten [`Installed`]
+/// left.
+///
+/// Takes an [`RtnlGuard`], as [`Installed::restore`] does, for the same
+/// reason.
+pub(crate) fn restore_all(rtnl: &RtnlGuard) -> usize {
+    let list = REGISTRY.with(rtnl, |r| core::mem::take(&mut r.list));
+    for e in list.iter() {
+        // SAFETY: RTNL is held, and the caller took it itself.
+        unsafe { e.take_off() };
+    }
+    let n = list.len();
+    if n > 0 {
+        // SAFETY: called from process context.
+        unsafe { bindings::synchronize_net() };
+    }
+    for e in list {
+        // SAFETY: taken off above, and a grace period passed since.
+        unsafe { e.free() };
+    }
+    n
+}
+
 impl<T: Observer> Installed<T> {
-    /// The device this interposer is installed on.
-    pub(crate) fn device(&self) -> Option<&NetDevice> {
-        self.inner.as_ref().map(|i| &*i.dev)
+    /// The address of the device it is on: an identity, not a reference.
+    pub(crate) fn device(&self) -> usize {
+        self.dev
+    }
+
+    /// Leaves the table installed, for [`restore_all`] to take off with the
+    /// others: what unload does, to wait for the RX and TX paths once rather
+    /// than once per device.
+    pub(crate) fn leave(self) {
+        core::mem::forget(self);
     }
 
     /// Puts the original `macsec_ops` back, waits for readers of the copy to
@@ -381,36 +522,26 @@ impl<T: Observer> Installed<T> {
     }
 
     fn restore_locked(&mut self, rtnl: &Rtnl) {
-        let Some(inner) = self.inner.take() else {
+        // Restored already, by `restore_all` or here: ids are never reused.
+        let id = core::mem::take(&mut self.id);
+        let Some(e) = REGISTRY.with(rtnl, |r| r.take(id)) else {
             return;
         };
-        let raw = inner.dev.as_raw();
-        // SAFETY: the device is valid (we hold a reference) and RTNL is held.
-        unsafe {
-            if core::ptr::eq(ops_field(raw).load(Relaxed), &inner.ops) {
-                publish(raw, inner.orig);
-            }
-        }
-        REGISTRY.with(rtnl, |list| {
-            list.retain(|e| !core::ptr::eq(e.dev, raw));
-            // A static is never dropped: with no device interposed, the
-            // registry holds no memory (so none outlives a module that
-            // carries this file and is unloaded).
-            if list.is_empty() {
-                *list = KVec::new();
-            }
-        });
+        // SAFETY: RTNL is held, and no operation through the table is in
+        // progress (the callers' guarantee).
+        unsafe { e.take_off() };
         // RX and TX paths may still hold the copy: wait them out. A
         // trampoline running under RTNL took what it needs from it already.
         // SAFETY: called from process context.
         unsafe { bindings::synchronize_net() };
-        drop(inner);
+        // SAFETY: taken off above, and a grace period passed since.
+        unsafe { e.free() };
     }
 }
 
 impl<T: Observer> Drop for Installed<T> {
     fn drop(&mut self) {
-        if self.inner.is_some() {
+        if self.id != 0 {
             let rtnl = Rtnl::lock();
             self.restore_locked(&rtnl);
         }

@@ -138,6 +138,11 @@ impl Drop for MacsecBridge {
         drop(self.notifier.take());
         #[cfg(not(MACSEC_BRIDGE_COMPAT))]
         drop(self.offload.take());
+        // Nothing installs any more: every interposer the shutdown left,
+        // and any a lost guard left, goes now, with one wait for the RX and
+        // TX paths (the trampolines are this module's text).
+        #[cfg(MACSEC_BRIDGE_COMPAT)]
+        interposer::restore_all(&Rtnl::lock());
         // The periodic re-read no longer queues itself (no port is left);
         // a feature write deferred before the shutdown finds nothing to do.
         // Both take RTNL, so they are waited for without it.

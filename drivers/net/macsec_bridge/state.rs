@@ -441,9 +441,7 @@ pub(crate) fn record(
     lowers: &mut Index<usize, Installed<Bridge>>,
     i: Installed<Bridge>,
 ) -> Result<(), Installed<Bridge>> {
-    let Some(d) = i.device().map(key) else {
-        return Err(i);
-    };
+    let d = i.device();
     // One interposer per device (`Interposer::install` refuses a second,
     // and UNREGISTER takes it off): were one there, `i` goes back.
     if lowers.get(&d).is_some() {

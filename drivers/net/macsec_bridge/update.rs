@@ -340,10 +340,11 @@ impl Bridge {
                 // unregistration) queues a restore (`Effects::restore`).
                 Locks::Event(rtnl, _) => unsafe { installed.restore_unlocked(rtnl) },
                 // Observers never queue one; were one queued, it stays
-                // installed, and recorded, until the device goes away.
+                // installed, and recorded, until the device goes away, or
+                // failing that until unload (`interposer::restore_all`).
                 Locks::Observer(..) => {
                     if let Err(i) = record(&mut self.state.lock().lowers, installed) {
-                        pr_err!("interposer dropped under RTNL: leaked\n");
+                        pr_err!("interposer dropped under RTNL: kept until unload\n");
                         core::mem::forget(i);
                     }
                 }

@@ -68,7 +68,7 @@ mod index;
 /// the offload notifier), the host model has its own.
 #[cfg(MACSEC_BRIDGE_COMPAT)]
 mod interposer {
-    pub(crate) use crate::net::macsec::{Installed, Interposer};
+    pub(crate) use crate::net::macsec::{restore_all, Installed, Interposer};
 }
 #[path = "../model.rs"]
 mod model;

@@ -4,7 +4,10 @@
 # kernel::net::macsec: an interposer installed on a netdevsim port sees
 # mdo_add_secy (and the TX SA ops) from `ip link add … offload mac` and
 # `ip macsec`, forwards them, and on unload puts the original macsec_ops
-# back; offload keeps working afterwards.
+# back; offload keeps working afterwards. Loaded again with its guards
+# forgotten (mem::forget: safe code may), the interposer takes every table
+# off at unload itself, and offload still works: the device's macsec_ops
+# points into no unloaded module.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -17,6 +20,7 @@ require_ko "$KO" "interposer test module (MACSEC_INTERPOSER_TEST_KO)"
 cleanup() {
 	ip link del mit_macsec0 2>/dev/null
 	ip link del mit_macsec1 2>/dev/null
+	ip link del mit_macsec2 2>/dev/null
 	rmmod macsec_interposer_test 2>/dev/null
 	nsim_del_all
 }
@@ -31,7 +35,7 @@ before=$(dmesg | wc -l)
 log() { dmesg | tail -n +$((before + 1)) | grep 'macsec_interposer_test:'; }
 
 ktap_print_header
-ktap_set_plan 10
+ktap_set_plan 14
 
 check "load the test module" insmod "$KO"
 check "interposer installed on $port" bash -c "dmesg | tail -n +$((before + 1)) | grep -q 'installed on $port orig='"
@@ -51,5 +55,19 @@ check "offload still works after unload" \
 		 ip macsec show mit_macsec1 | grep -q 'offload: mac'"
 n=$(log | grep -c 'after AddSecy')
 check "nothing observed after unload (AddSecy seen $n time)" [ "$n" -eq 1 ]
+ip link del mit_macsec1
+
+before=$(dmesg | wc -l)
+check "load with every guard forgotten" insmod "$KO" forget_guards=1
+check "the guard on $port is forgotten" \
+	bash -c "$(declare -f log); before=$before; log | grep -q 'forgot the guard on $port'"
+# Its own NIC and $port at least: each left installed by a forgotten guard.
+forgot=$(log | grep -c 'forgot the guard on')
+check "unload takes all $forgot forgotten tables off" \
+	bash -c "[ $forgot -ge 2 ] && rmmod macsec_interposer_test && $(declare -f log) &&
+		 before=$before && log | grep -q 'left installed at unload: $forgot\$'"
+check "offload works after unload: no table of the module left" \
+	bash -c "ip link add link $port mit_macsec2 type macsec port 6 offload mac &&
+		 ip macsec show mit_macsec2 | grep -q 'offload: mac'"
 
 ktap_finished

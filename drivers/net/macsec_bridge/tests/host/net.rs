@@ -513,8 +513,15 @@ pub mod macsec {
     }
 
     impl<T: Observer> Installed<T> {
-        pub fn device(&self) -> Option<&NetDevice> {
-            self.dev.as_deref()
+        pub fn device(&self) -> usize {
+            self.dev.as_deref().map_or(0, |d| d.as_raw() as usize)
+        }
+
+        /// Leaves the observer on, for [`restore_all`].
+        pub fn leave(mut self) {
+            if let Some(d) = self.dev.take() {
+                LEFT.with(|l| l.borrow_mut().push(d));
+            }
         }
 
         fn take_off(&mut self) {
@@ -533,6 +540,22 @@ pub mod macsec {
         pub unsafe fn restore_unlocked(mut self, _rtnl: &Rtnl) {
             self.take_off();
         }
+    }
+
+    thread_local! {
+        /// The devices whose interposer was left on ([`Installed::leave`]).
+        static LEFT: RefCell<Vec<ARef<NetDevice>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Takes every interposer left on off; returns how many.
+    pub fn restore_all(_rtnl: &RtnlGuard) -> usize {
+        LEFT.with(|l| {
+            let left = std::mem::take(&mut *l.borrow_mut());
+            for d in left.iter() {
+                *d.observer.borrow_mut() = None;
+            }
+            left.len()
+        })
     }
 
     impl<T: Observer> Drop for Installed<T> {

@@ -495,6 +495,9 @@ impl World {
             }
             notifier::unregister_all();
         }
+        // As the module's exit: every interposer the shutdown left.
+        #[cfg(MACSEC_BRIDGE_COMPAT)]
+        crate::interposer::restore_all(&Rtnl::lock());
         self.offload = None;
         self.absorb();
         // The work items run; they find nothing to do.

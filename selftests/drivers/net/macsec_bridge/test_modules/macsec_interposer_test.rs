@@ -14,6 +14,11 @@
 //! module registers `mit_nic0`, a model NIC (`nic_model.rs`) whose
 //! operations only log. It is never brought up.
 //!
+//! With `forget_guards=1` it forgets each guard (`mem::forget`, which safe
+//! code may do) instead of keeping it: the interposer must then take every
+//! table off at unload itself (`restore_all`), or the devices' `macsec_ops`
+//! would point into the unloaded module.
+//!
 //! Driven by `macsec_interposer.sh` and `macsec_interposer_vlan.sh`, which
 //! read the log.
 
@@ -45,6 +50,12 @@ module! {
     authors: ["macsec_bridge developers"],
     description: "Test module for the macsec_ops interposer abstraction",
     license: "GPL",
+    params: {
+        forget_guards: bool {
+            default: false,
+            description: "Forget each interposer's guard instead of keeping it",
+        },
+    },
 }
 
 struct Log;
@@ -111,6 +122,11 @@ impl Watcher {
             dev.name(),
             again.err().map_or(0, |e| e.to_errno())
         );
+        if module_parameters::forget_guards.value() {
+            pr_info!("forgot the guard on {}\n", dev.name());
+            core::mem::forget(ins);
+            return;
+        }
         if self
             .installed
             .lock()
@@ -125,7 +141,10 @@ impl Watcher {
         let mut list = self.installed.lock();
         let Some((ins, orig)) = list
             .iter_mut()
-            .find(|slot| slot.as_ref().and_then(|(ins, _)| ins.device()) == Some(dev))
+            .find(|slot| {
+                slot.as_ref()
+                    .is_some_and(|(ins, _)| ins.device() == dev.as_raw() as usize)
+            })
             .and_then(Option::take)
         else {
             return;
@@ -163,9 +182,22 @@ unsafe fn fake_mdo(name: &str, ctx: *mut bindings::macsec_context) -> c_int {
 nic_model::macsec_ops_table!(FAKE_MACSEC_OPS, fake_mdo);
 
 struct InterposerTest {
-    // Dropped first: every interposer is restored before the NIC goes.
-    _watch: Pin<KBox<Registration<Watcher>>>,
+    // Dropped first (`drop`): every interposer is restored before the NIC
+    // goes.
+    watch: Option<Pin<KBox<Registration<Watcher>>>>,
     _nic: nic_model::Nic,
+}
+
+impl Drop for InterposerTest {
+    fn drop(&mut self) {
+        // Unregistering replays each device's UNREGISTER: every guard kept
+        // is restored there.
+        drop(self.watch.take());
+        // What is left is what a forgotten guard left.
+        let rtnl = Rtnl::lock();
+        let left = interposer::restore_all(&rtnl);
+        pr_info!("left installed at unload: {}\n", left);
+    }
 }
 
 impl kernel::Module for InterposerTest {
@@ -177,7 +209,7 @@ impl kernel::Module for InterposerTest {
         let watch = KBox::pin_init(Registration::new(watcher), GFP_KERNEL)?;
         let nic = nic_model::Nic::new(c"mit_nic%d", 1, &nic_model::NETDEV_OPS, &FAKE_MACSEC_OPS)?;
         Ok(InterposerTest {
-            _watch: watch,
+            watch: Some(watch),
             _nic: nic,
         })
     }
