@@ -32,7 +32,7 @@ impl Bridge {
         // With the offload notifier, which announces every device's
         // operations, nothing is put on the device: `fx` goes unused.
         #[cfg_attr(not(MACSEC_BRIDGE_COMPAT), expect(unused_variables))]
-        this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
+        this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
             #[cfg(MACSEC_BRIDGE_COMPAT)]
             match Interposer::install(rtnl, dev, this.clone()) {
                 Ok(i) => {
@@ -66,7 +66,7 @@ impl Bridge {
         // With the offload notifier nothing is on the device to take off:
         // `fx` goes unused.
         #[cfg_attr(not(MACSEC_BRIDGE_COMPAT), expect(unused_variables))]
-        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx| {
+        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
             let d = key(dev);
             #[cfg(MACSEC_BRIDGE_COMPAT)]
             if let Some(i) = st.lowers.remove(&d) {
@@ -104,7 +104,7 @@ impl Bridge {
     /// `going` is for `NETDEV_GOING_DOWN`: retract now, the state follows
     /// with `NETDEV_DOWN`.
     fn link(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice, going: bool) {
-        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _, _| {
             let d = key(dev);
             st.touch_around(dev);
             // The SecY itself, then each SecY it is the real device of.
@@ -145,7 +145,7 @@ impl Bridge {
     /// An RDMA device appeared: track the netdevs of its ports.
     pub(crate) fn rdma_add(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) -> Result {
         let mut ret = Ok(());
-        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 0, 0), |st, _| {
+        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 0, 0), |st, _, rtnl| {
             // On failure the RDMA core will not call `rdma_remove`: nothing
             // of the device may stay.
             ret = (|| -> Result {
@@ -153,7 +153,7 @@ impl Bridge {
                     let Some(dev) = ib.netdev(p) else { continue };
                     let serial = match st.ports.live.get(&key(&dev)) {
                         Some(&s) => s,
-                        None => st.add_port(&dev)?,
+                        None => st.add_port(rtnl, &dev)?,
                     };
                     let Some(e) = st.ports.all.get_mut(&serial) else {
                         return Err(EINVAL);
@@ -183,13 +183,15 @@ impl Bridge {
     /// An RDMA device goes away.
     pub(crate) fn rdma_remove(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
         let at = (Cause::Rdma, 1, 0);
-        self.update(&mut Locks::Own(rtnl), at, |st, _| forget_rdma(st, ib.id()));
+        self.update(&mut Locks::Own(rtnl), at, |st, _, _| {
+            forget_rdma(st, ib.id())
+        });
     }
 
     /// An RDMA device was renamed: its ports report the new name. Every
     /// port is looked at (see [`forget_rdma`]).
     pub(crate) fn rdma_rename(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
-        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 2, 0), |st, _| {
+        self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 2, 0), |st, _, _| {
             let Ports { all, dirty, .. } = &mut st.ports;
             for (_, e) in all.iter_mut() {
                 let mut renamed = false;
@@ -238,7 +240,7 @@ impl Bridge {
         // Left so if the bridge is closing (the update then runs nothing).
         let mut ret = Err(BindError::Unloading);
         let at = (Cause::Request, wire::CMD_BIND.into(), dev.ifindex());
-        self.update(&mut Locks::Own(rtnl), at, |st, _| {
+        self.update(&mut Locks::Own(rtnl), at, |st, _, rtnl| {
             ret = (|| {
                 let live = st.ports.live.get(&key(dev)).copied();
                 if live
@@ -253,7 +255,7 @@ impl Bridge {
                 };
                 let serial = match live {
                     Some(s) => s,
-                    None => st.add_port(dev).map_err(|_| BindError::NoMemory)?,
+                    None => st.add_port(rtnl, dev).map_err(|_| BindError::NoMemory)?,
                 };
                 let p = &mut st.ports;
                 let e = p.all.get_mut(&serial).ok_or(BindError::NoMemory)?;
@@ -273,7 +275,7 @@ impl Bridge {
         // Left so if the bridge is closing (the update then runs nothing).
         let mut ret = Err(BindError::Unloading);
         let at = (Cause::Request, wire::CMD_UNBIND.into(), dev.ifindex());
-        self.update(&mut Locks::Own(rtnl), at, |st, _| {
+        self.update(&mut Locks::Own(rtnl), at, |st, _, _| {
             ret = Err(BindError::NotBound);
             let p = &mut st.ports;
             let Some(&serial) = p.live.get(&key(dev)) else {
@@ -320,7 +322,7 @@ impl Bridge {
                 st.ports.retire(s);
                 from = (ns, s + 1);
             }
-            self.finish(&mut st, &mut fx);
+            self.finish(rtnl, &mut st, &mut fx);
             // Observed from now on by a closed bridge, which ignores them,
             // until the module's exit takes them all off at once
             // (`interposer::restore_all`): one wait for the RX and TX paths
@@ -351,7 +353,7 @@ impl Observer for Bridge {
         let secy = ctx.secy().netdev();
         let lower = key(ctx.lower());
         let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
-        self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _| {
+        self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _, _| {
             st.ports.of_secy(key(secy), Some(lower), |e| {
                 e.port.before(&next);
             });
@@ -378,7 +380,7 @@ impl Observer for Bridge {
         let dev = secy.netdev();
         let lower = key(ctx.lower());
         let at = (Cause::OpAfter, op as u32, dev.ifindex());
-        self.update(&mut Locks::Observer(rtnl, op), at, |st, _| {
+        self.update(&mut Locks::Observer(rtnl, op), at, |st, _, _| {
             let State {
                 ports,
                 secys,
@@ -472,13 +474,13 @@ impl NetdevNotifier for Events {
             // The port's name or its SecY may have changed; a stripped
             // feature bit is put back by `finish`.
             NetdevEvent::ChangeUpper { dev, upper, .. } => {
-                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _, _| {
                     st.touch_around(dev);
                     st.touch_around(upper);
                 })
             }
             NetdevEvent::ChangeName(dev) | NetdevEvent::FeatChange(dev) => {
-                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _| {
+                b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _, _| {
                     st.touch_around(dev)
                 })
             }

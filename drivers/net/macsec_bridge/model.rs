@@ -8,6 +8,7 @@ use crate::index::Index;
 use crate::lockstep::{Knowledge, Offload, Port, Verdict};
 use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::{self, SecYRef};
+use crate::net::rtnl::Rtnl;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
 
@@ -270,11 +271,12 @@ impl PortEntry {
 
     /// The port's object as it is now, from the port and its SecY (in
     /// `secys`): what the next notification reports if it differs from
-    /// the last. Reads the netdevs: called under RTNL.
-    pub(crate) fn current(&self, secys: &Secys) -> View {
+    /// the last. Reads the netdevs, under RTNL.
+    pub(crate) fn current(&self, rtnl: &Rtnl, secys: &Secys) -> View {
         let secy = self.secy.as_ref().and_then(|d| secys.get(&key(d)));
         let mut name = [0u8; 16];
-        let n = self.dev.name().to_bytes();
+        let copy = self.dev.name();
+        let n = copy.to_bytes();
         let len = n.len().min(name.len() - 1);
         name[..len].copy_from_slice(&n[..len]);
         View {
@@ -286,20 +288,20 @@ impl PortEntry {
             owner: self.owner,
             ifindex: self.dev.ifindex(),
             name,
-            netns: self.dev.net().cookie(),
+            netns: self.dev.net(rtnl).cookie(),
             rdma: self
                 .rdma
                 .iter()
                 .fold((0, 0), |(n, sum), r| (n + 1, sum.wrapping_add(r.id))),
             renames: self.renames,
             gid_changes: self.gid_changes,
-            secy_netns: self.secy.as_ref().map_or(0, |d| d.net().cookie()),
+            secy_netns: self.secy.as_ref().map_or(0, |d| d.net(rtnl).cookie()),
             // Readers are always in the port's namespace (a dump lists the
             // caller's, `dev-get` looks its ifindex up there).
             secy_netnsid: self
                 .secy
                 .as_ref()
-                .map_or(-1, |d| self.dev.net().peer_id(d.net())),
+                .map_or(-1, |d| self.dev.net(rtnl).peer_id(d.net(rtnl))),
         }
     }
 

@@ -196,7 +196,12 @@ pub(crate) fn op_of(op: Mdo, ctx: &Context<'_>) -> Op {
 
 /// Points port `e` at its SecY and lets it converge on what is known of
 /// that SecY.
-pub(crate) fn relate(e: &mut PortEntry, secys: &Secys, uppers: &Index<(usize, usize), ()>) {
+pub(crate) fn relate(
+    rtnl: &Rtnl,
+    e: &mut PortEntry,
+    secys: &Secys,
+    uppers: &Index<(usize, usize), ()>,
+) {
     let (relation, secy) = if let Some(b) = &e.binding {
         // An administrator's word beats what the topology suggests.
         (Some(Relation::Bound), b.secy.clone())
@@ -210,7 +215,7 @@ pub(crate) fn relate(e: &mut PortEntry, secys: &Secys, uppers: &Index<(usize, us
         match uppers
             .seconds(key(&e.dev))
             .filter_map(|d| secys.get(&d))
-            .min_by_key(|s| (s.dev.net().cookie(), s.dev.ifindex()))
+            .min_by_key(|s| (s.dev.net(rtnl).cookie(), s.dev.ifindex()))
         {
             Some(s) => (Some(Relation::Upper), Some(s.dev.clone())),
             None => (None, None),

@@ -10,7 +10,6 @@ use crate::interposer::Installed;
 use crate::lockstep::Knowledge;
 use crate::model::{key, Binding, Object, PortEntry, Secy, Secys};
 use crate::net::device::NetDevice;
-#[cfg(MACSEC_BRIDGE_COMPAT)]
 use crate::net::rtnl::Rtnl;
 use crate::secy::{real_dev, unobserved};
 use crate::trace;
@@ -325,7 +324,7 @@ impl State {
     /// Tracks `dev` as a port, after every other, and returns its serial;
     /// fails if there is no memory (of the caller's memory cgroup: see
     /// [`GROW`]).
-    pub(crate) fn add_port(&mut self, dev: &NetDevice) -> Result<u64> {
+    pub(crate) fn add_port(&mut self, rtnl: &Rtnl, dev: &NetDevice) -> Result<u64> {
         let n = self.ports.all.len() + 1;
         let p = &mut self.ports;
         p.dirty.reserve(n.saturating_sub(p.dirty.len()), GROW)?;
@@ -337,7 +336,7 @@ impl State {
         self.serial += 1;
         let serial = self.serial;
         e.serial = serial;
-        e.ns = dev.net().cookie();
+        e.ns = dev.net(rtnl).cookie();
         let ns = e.ns;
         // Neither insertion allocates: the room is reserved.
         if p.all.insert(serial, e).is_err() {

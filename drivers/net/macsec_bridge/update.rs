@@ -101,6 +101,14 @@ pub(crate) enum Locks<'a, 'e> {
 }
 
 impl Locks<'_, '_> {
+    /// The proof of RTNL, which every context holds.
+    pub(crate) fn rtnl(&self) -> &Rtnl {
+        match self {
+            Locks::Own(g) => g,
+            Locks::Event(rtnl, _) | Locks::Observer(rtnl, _) => rtnl,
+        }
+    }
+
     /// Sets or clears `NETIF_F_HW_MACSEC` on `dev` if the locks that takes
     /// are held or may be taken here; `false` if the write must be made
     /// elsewhere.
@@ -135,43 +143,32 @@ impl Bridge {
     ///
     /// [`reread`]: crate::secy::reread
     pub(crate) fn revalidate(&self, rtnl: &mut RtnlGuard, cause: Cause) {
-        let mut span = trace::Span::start();
-        let mut fx = Effects::new();
-        let work;
-        {
-            let mut st = self.state.lock();
-            span.locked();
-            st.begin();
-            if !st.closing {
-                secy::reread(rtnl, &mut st);
-            }
-            self.finish(&mut st, &mut fx);
-            work = st.work();
-        }
-        span.unlocked();
-        self.apply(&mut Locks::Own(rtnl), fx);
-        span.end(cause, 0, 0, work);
+        self.update(&mut Locks::Own(rtnl), (cause, 0, 0), |st, _, rtnl| {
+            secy::reread(rtnl, st)
+        });
     }
 
-    /// Runs `f` on the state, then announces and applies what changed.
-    /// `at` is what the trace reports: the cause, its code and device.
+    /// Runs `f` on the state (with the proof of RTNL the context holds),
+    /// then announces and applies what changed. `at` is what the trace
+    /// reports: the cause, its code and device.
     pub(crate) fn update(
         &self,
         locks: &mut Locks<'_, '_>,
         at: (Cause, u32, i32),
-        f: impl FnOnce(&mut State, &mut Effects),
+        f: impl FnOnce(&mut State, &mut Effects, &Rtnl),
     ) {
         let mut span = trace::Span::start();
         let mut fx = Effects::new();
         let work;
         {
+            let rtnl = locks.rtnl();
             let mut st = self.state.lock();
             span.locked();
             st.begin();
             if !st.closing {
-                f(&mut st, &mut fx);
+                f(&mut st, &mut fx, rtnl);
             }
-            self.finish(&mut st, &mut fx);
+            self.finish(rtnl, &mut st, &mut fx);
             work = st.work();
         }
         span.unlocked();
@@ -182,7 +179,7 @@ impl Bridge {
     /// Recomputes the ports the update marked (in the order they were
     /// tracked), collects the feature changes and notifications they call
     /// for, and drops the ports that are gone.
-    pub(crate) fn finish(&self, st: &mut State, fx: &mut Effects) {
+    pub(crate) fn finish(&self, rtnl: &Rtnl, st: &mut State, fx: &mut Effects) {
         let State {
             ports,
             secys,
@@ -203,7 +200,7 @@ impl Bridge {
             *visited += 1;
             e.dirty = false;
             if !e.gone {
-                secy::relate(e, secys, uppers);
+                secy::relate(rtnl, e, secys, uppers);
             }
             let offload = !e.gone && e.port.advertised().protection.is_offload();
             if offload != e.offload {
@@ -242,7 +239,7 @@ impl Bridge {
                 }
             }
             gids::read_gids(e);
-            let view = e.current(secys);
+            let view = e.current(rtnl, secys);
             if view.netns != e.ns {
                 // It moved: dumps in its new namespace list it from now on.
                 // The node is reused: nothing to allocate.
@@ -262,7 +259,7 @@ impl Bridge {
                     wire::protection(view.verdict.protection),
                     wire::reason(view.verdict.reason),
                 );
-                if family.has_listeners_in(e.dev.net(), wire::MCGRP_MONITOR) {
+                if family.has_listeners_in(e.dev.net(rtnl), wire::MCGRP_MONITOR) {
                     let note = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)
                         .and_then(|skb| skb.genlmsg_put(0, 0, family, wire::CMD_DEV_CHANGE_NTF))
                         .map_err(Error::from);
@@ -280,7 +277,7 @@ impl Bridge {
                         // Their next read fails with ENOBUFS, and they dump
                         // again; that allocates nothing.
                         warn_ratelimited!("{}: notification dropped\n", e.dev.name());
-                        family.set_err_in(e.dev.net(), wire::MCGRP_MONITOR, ENOBUFS);
+                        family.set_err_in(e.dev.net(rtnl), wire::MCGRP_MONITOR, ENOBUFS);
                     }
                 }
             }
@@ -300,9 +297,16 @@ impl Bridge {
     pub(crate) fn apply(&self, locks: &mut Locks<'_, '_>, mut fx: Effects) {
         // Notifications first: a feature change re-enters the notifier, and
         // anything announced from there must come after what led to it.
+        let rtnl = locks.rtnl();
         for (dev, msg) in fx.notes.into_iter() {
             // A full socket buffer: netlink semantics.
-            let _ = msg.multicast_netns(self.family, dev.net(), 0, wire::MCGRP_MONITOR, GFP_KERNEL);
+            let _ = msg.multicast_netns(
+                self.family,
+                dev.net(rtnl),
+                0,
+                wire::MCGRP_MONITOR,
+                GFP_KERNEL,
+            );
         }
         let mut deferred = fx.retry;
         for (dev, set) in fx.features.drain_all() {

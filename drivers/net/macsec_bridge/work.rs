@@ -58,7 +58,7 @@ impl WorkItem for Deferred {
             b.update(
                 &mut Locks::Own(&mut rtnl),
                 (Cause::Deferred, 0, 0),
-                |st, _| st.touch_all(),
+                |st, _, _| st.touch_all(),
             )
         });
     }
@@ -166,17 +166,21 @@ impl WorkItem for GidWork {
         let changed = core::mem::replace(&mut *this.changed.lock(), GidChanges::new());
         let mut rtnl = Rtnl::lock();
         with(|b| {
-            b.update(&mut Locks::Own(&mut rtnl), (Cause::Rdma, 3, 0), |st, _| {
-                // Ports are not indexed by RDMA device (see `forget_rdma`):
-                // the walk reads no table, only the ports of a changed one do.
-                let Ports { all, dirty, .. } = &mut st.ports;
-                for (_, e) in all.iter_mut() {
-                    if e.rdma.iter().any(|r| changed.has(r)) {
-                        e.reach.read = false;
-                        mark(e, dirty);
+            b.update(
+                &mut Locks::Own(&mut rtnl),
+                (Cause::Rdma, 3, 0),
+                |st, _, _| {
+                    // Ports are not indexed by RDMA device (see `forget_rdma`):
+                    // the walk reads no table, only the ports of a changed one do.
+                    let Ports { all, dirty, .. } = &mut st.ports;
+                    for (_, e) in all.iter_mut() {
+                        if e.rdma.iter().any(|r| changed.has(r)) {
+                            e.reach.read = false;
+                            mark(e, dirty);
+                        }
                     }
-                }
-            })
+                },
+            )
         });
     }
 }

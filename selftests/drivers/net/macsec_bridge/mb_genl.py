@@ -16,6 +16,9 @@ datagram at a time with a change made between two of them.
         command CMD, reads the rest; prints one JSON object: "parts" (the
         datagrams), "intr" (whether a message carried NLM_F_DUMP_INTR) and
         "ifnames" (every port, in order).
+    mb_genl.py dump-names IFINDEX N
+        dumps N times and prints, as one JSON list, every name the port
+        IFINDEX had in those dumps ("" for a dump that lacked it).
     mb_genl.py opener NETNS SECY_IFINDEX PORT
         a socket opened by a pod's root, handed to this (privileged)
         process: a child unshares a user and a network namespace of its
@@ -989,6 +992,14 @@ def main():
         for line in sys.stdin:
             port, secy = map(int, line.split())
             g.request(g.family, CMD_BIND, 0, requests(port, secy)[CMD_BIND])
+        return 0
+    if sys.argv[1] == 'dump-names':
+        want, seen = int(sys.argv[2]), set()
+        for _ in range(int(sys.argv[3])):
+            names = [n for n, a in g.ports().items()
+                     if struct.unpack_from('I', a[A_IFINDEX])[0] == want]
+            seen.add(names[0] if names else '')
+        print(json.dumps(sorted(seen)))
         return 0
     if sys.argv[1] == 'dump-split':
         g.send(g.family, CMD_DEV_GET, NLM_F_DUMP, b'')

@@ -12,11 +12,11 @@
 //!
 //! // The loopback device of the initial namespace always exists.
 //! let lo = NetDevice::get_by_index(Net::init_net(), 1).expect("lo");
-//! assert_eq!(lo.name(), c"lo");
-//! assert!(*lo.net() == *Net::init_net());
+//! assert_eq!(lo.name().as_cstr(), c"lo");
 //! assert!(!lo.is_macsec());
 //!
 //! let rtnl = Rtnl::lock();
+//! assert!(*lo.net(&rtnl) == *Net::init_net());
 //! assert!(lo.lower_devs(&rtnl)?.is_empty());
 //! assert!(lo.upper_devs(&rtnl)?.is_empty());
 //! assert!(!lo.features().contains(Features::HW_MACSEC));
@@ -80,6 +80,7 @@
 use crate::compat::{
     bindings,
     error::Result,
+    fmt,
     net::{
         namespace::Net,
         rtnl::{Rtnl, RtnlGuard},
@@ -164,13 +165,25 @@ impl NetDevice {
         NonNull::new(ptr).map(|p| unsafe { ARef::from_raw(p.cast()) })
     }
 
-    /// The device's name (`dev->name`).
+    /// A copy of the device's name (`dev->name`).
     ///
-    /// Names change under RTNL; read it under RTNL for a stable answer.
-    pub fn name(&self) -> &CStr {
-        // SAFETY: `dev->name` is a NUL-terminated array inside the valid
-        // device.
-        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    /// A rename rewrites the name in place (`netif_change_name()`, under
+    /// RTNL and `netdev_rename_lock`), so no reference into it is handed
+    /// out: the copy is read a byte at a time, each once. Under RTNL it is
+    /// exact; without, a rename may leave it part old name, part new, as
+    /// it may the C code that prints `dev->name` unlocked.
+    pub fn name(&self) -> Name {
+        let mut name = [0u8; IFNAMSIZ];
+        // SAFETY: the device is valid, and `name` is an array of
+        // `IFNAMSIZ` bytes inside it.
+        let src = unsafe { &raw const (*self.as_raw()).name }.cast::<u8>();
+        // The last byte stays NUL: the copy is a C string whatever it read.
+        for (i, b) in name.iter_mut().enumerate().take(IFNAMSIZ - 1) {
+            // SAFETY: `i < IFNAMSIZ`: within the array. Read once, as
+            // `READ_ONCE()` would: a rename may write it meanwhile.
+            *b = unsafe { core::ptr::read_volatile(src.add(i)) };
+        }
+        Name(name)
     }
 
     /// The device's interface index.
@@ -322,12 +335,17 @@ impl NetDevice {
         Features(unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).hw_features) })
     }
 
-    /// The network namespace the device is in.
+    /// The network namespace the device is in, while RTNL is held.
     ///
-    /// A device only moves between namespaces under RTNL: the answer is
-    /// stable while the caller holds it.
-    pub fn net(&self) -> &Net {
-        // SAFETY: the device is valid, and a device pins its namespace.
+    /// A device does not hold its namespace: it moves between namespaces,
+    /// and a dying namespace's devices are moved out or unregistered
+    /// before it is freed, both under RTNL (`dev_change_net_namespace()`,
+    /// `default_device_exit_batch()`). So the answer names a live
+    /// namespace, and stays the device's, only while RTNL is held.
+    pub fn net<'a>(&'a self, _rtnl: &'a Rtnl) -> &'a Net {
+        // SAFETY: the device is valid; RTNL is held (`_rtnl`) for `'a`, so
+        // the namespace the device is in stays alive and its own for `'a`
+        // (see above).
         unsafe { Net::from_raw(crate::compat::bindings::dev_net(self.as_raw())) }
     }
 
@@ -473,5 +491,37 @@ unsafe extern "C" fn walk_cb(
             walk.err = Some(ENOMEM);
             1
         }
+    }
+}
+
+/// The length of a device name's buffer, its NUL included.
+const IFNAMSIZ: usize = crate::compat::bindings::IFNAMSIZ as usize;
+
+/// A copy of a device's name: [`NetDevice::name`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Name([u8; IFNAMSIZ]);
+
+impl Name {
+    /// The name as a C string.
+    pub fn as_cstr(&self) -> &CStr {
+        // The last byte is always NUL (`NetDevice::name`).
+        CStr::from_bytes_until_nul(&self.0).unwrap_or(c"")
+    }
+
+    /// The name's bytes, without the NUL.
+    pub fn to_bytes(&self) -> &[u8] {
+        self.as_cstr().to_bytes()
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_cstr(), f)
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_cstr(), f)
     }
 }

@@ -197,7 +197,9 @@ pub mod device {
             Features(self.hw_features)
         }
 
-        pub fn net(&self) -> &Net {
+        /// As the kernel's: only under RTNL.
+        pub fn net(&self, _rtnl: &super::rtnl::Rtnl) -> &Net {
+            assert!(super::rtnl::Rtnl::held(), "net() without RTNL");
             self.net.get()
         }
 

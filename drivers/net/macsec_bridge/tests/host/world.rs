@@ -453,7 +453,7 @@ impl World {
             let devs: Vec<&'static NetDevice> = self
                 .all_devices()
                 .into_iter()
-                .filter(|d| *d.net() == *net)
+                .filter(|d| *d.net.get() == *net)
                 .collect();
             for d in devs {
                 notifier::call(NetdevEvent::Register(d));
@@ -941,7 +941,7 @@ impl World {
         }
         let lower = self.lowers[l];
         let ifindex = self.ifindex();
-        let mut d = device(format!("macsec{ifindex}"), lower.net(), ifindex);
+        let mut d = device(format!("macsec{ifindex}"), lower.net.get(), ifindex);
         d.macsec = Some(SecyData {
             real: Cell::new(Some(lower)),
             sw: RefCell::new(Sw {
@@ -1202,7 +1202,7 @@ impl World {
     /// namespace (still registered), REGISTER in the other.
     fn move_net(&self, d: &'static NetDevice) {
         self.event(NetdevEvent::Unregister(d));
-        let to = if *d.net() == *self.nets[0] {
+        let to = if *d.net.get() == *self.nets[0] {
             self.nets[1]
         } else {
             self.nets[0]
@@ -1651,7 +1651,7 @@ impl World {
                 .iter()
                 .copied()
                 .filter(|s| *Self::real(s) == *d)
-                .min_by_key(|s| (s.net().cookie(), s.ifindex()))
+                .min_by_key(|s| (s.net.get().cookie(), s.ifindex()))
             {
                 Some(s) => (Some(Relation::Upper), Some(s)),
                 None => (None, None),
@@ -1724,7 +1724,7 @@ impl World {
                 );
                 assert_eq!(
                     v.netns,
-                    e.dev.net().cookie(),
+                    e.dev.net.get().cookie(),
                     "{}: published elsewhere",
                     e.dev.name()
                 );
@@ -1815,9 +1815,9 @@ impl World {
                         "{}: last notification",
                         d.name()
                     );
-                    assert_eq!(n.netns, d.net().cookie());
+                    assert_eq!(n.netns, d.net.get().cookie());
                     assert_eq!(n.name, d.name().to_string_lossy(), "{}: ifname", d.name());
-                    assert_eq!(n.secy_netns, secy.map_or(0, |s| s.net().cookie()));
+                    assert_eq!(n.secy_netns, secy.map_or(0, |s| s.net.get().cookie()));
                     let names: Vec<String> = self
                         .rdmas
                         .iter()
