@@ -276,10 +276,14 @@ impl NetDevice {
     /// # Safety
     ///
     /// The current thread holds no netdev instance lock, of this device or
-    /// any other, for all of `'a`: for example a callback that the core
-    /// calls under RTNL alone (the `mdo_*` operations of `macsec_ops`), but
-    /// not a netdevice notifier, which may run inside another device's
-    /// locked section.
+    /// any other, for all of `'a`. An offloaded MACsec operation qualifies
+    /// when `macsec.c` calls it from its own netlink requests, its
+    /// rtnetlink operations, its open and stop, or its real device's
+    /// `NETDEV_UNREGISTER`, all under RTNL alone; `mdo_upd_secy` does not
+    /// always: it also comes from the MACsec netdev's
+    /// `ndo_set_mac_address()`, which a bond failing over may call inside
+    /// another device's locked section. Nor does a netdevice notifier,
+    /// which may run inside another device's locked section.
     pub unsafe fn lock_features_unlocked<'a>(&'a self, rtnl: &'a Rtnl) -> FeaturesLock<'a> {
         // SAFETY: the device is valid and RTNL is held (`rtnl`), which the
         // instance lock nests in; no instance lock is held (the caller's
