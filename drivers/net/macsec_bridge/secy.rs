@@ -53,17 +53,27 @@ pub(crate) fn unobserved(dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledg
     if unsafe { bindings::macsec_netdev_is_offloaded(dev.as_raw()) } {
         return Knowledge::Unknown;
     }
-    Knowledge::Known(SecyState {
-        offload: Offload::Off,
-        secy_up: dev.is_up(),
-        lower_up: lower.is_some_and(lower_up),
+    Knowledge::Known(links(
+        Offload::Off,
+        dev.is_up(),
+        lower.is_some_and(lower_up),
+    ))
+}
+
+/// A SecY in offload mode `offload` whose netdev and real device are up as
+/// said, with no flag set and no TX SA: what the links alone tell.
+fn links(offload: Offload, secy_up: bool, lower_up: bool) -> SecyState {
+    SecyState {
+        offload,
+        secy_up,
+        lower_up,
         protect: false,
         encrypt: false,
         encoding_sa: 0,
         tx_sa: [None; NUM_AN],
         unsettled: false,
         doubt: 0,
-    })
+    }
 }
 
 /// Whether real device `dev` carries: up, with its carrier.
@@ -74,22 +84,13 @@ pub(crate) fn lower_up(dev: &NetDevice) -> bool {
 /// The SecY as an offload operation sees it at this instant.
 pub(crate) fn snapshot(ctx: &Context<'_>) -> SecyState {
     let secy = ctx.secy();
-    let links = SecyState {
-        offload: match ctx.offload() {
-            macsec::Offload::Off => Offload::Off,
-            macsec::Offload::Phy => Offload::Phy,
-            macsec::Offload::Mac => Offload::Mac,
-        },
-        secy_up: secy.netdev().is_up(),
-        lower_up: lower_up(ctx.lower()),
-        protect: false,
-        encrypt: false,
-        encoding_sa: 0,
-        tx_sa: [None; NUM_AN],
-        unsettled: false,
-        doubt: 0,
+    let offload = match ctx.offload() {
+        macsec::Offload::Off => Offload::Off,
+        macsec::Offload::Phy => Offload::Phy,
+        macsec::Offload::Mac => Offload::Mac,
     };
-    with_flags(links, secy)
+    let seen = links(offload, secy.netdev().is_up(), lower_up(ctx.lower()));
+    with_flags(seen, secy)
 }
 
 /// `s` with the flags and TX SAs `secy` has now; its offload mode and

@@ -65,7 +65,7 @@ impl Effects {
     ///
     /// As [`Installed::restore_unlocked`]: RTNL is held, and the caller is
     /// not between two MACsec operations through `i`'s table (it runs in a
-    /// notifier for `i`'s own device, or at unload).
+    /// notifier for `i`'s own device).
     #[cfg(MACSEC_BRIDGE_COMPAT)]
     pub(crate) unsafe fn restore(&mut self, rtnl: &Rtnl, i: Installed<Bridge>) {
         if self.restore.reserve(1, GFP_KERNEL).is_ok() {
@@ -349,7 +349,7 @@ impl Bridge {
                 Locks::Observer(..) => {
                     if let Err(i) = record(&mut self.state.lock().lowers, installed) {
                         pr_err!("interposer dropped under RTNL: kept until unload\n");
-                        core::mem::forget(i);
+                        i.leave();
                     }
                 }
             }
