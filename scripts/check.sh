@@ -170,6 +170,7 @@ kmake() {
 modsrc() {
 	rm -rf "$1"; mkdir -p "$1"
 	cp -r "$top/Kbuild" "$top/drivers" "$top/include" "$1/"
+	mkdir "$1/scripts" && cp "$top/scripts/dkms-build.sh" "$1/scripts/"
 }
 
 # dkms_tree DIR KDIR: a private DKMS tree in DIR holding the package's
@@ -212,17 +213,20 @@ dkms_install() {
 jobs=()
 
 # vm_job NAME PREFIX KUNIT TIMEOUT KDIR ENV... -- TESTS...: a guest that
-# runs TESTS (through vm-selftests.sh) with ENV (NAME=VALUE words), its
-# logs in $vmdir/NAME.
+# runs TESTS (through vm-selftests.sh, with the kselftest runner and the
+# YNL CLI of KDIR) with ENV (NAME=VALUE words), its logs in $vmdir/NAME.
+# It boots KDIR's kernel, or the image $vm_kimg if set (a distribution's).
 vm_job() {
-	local name=$1 jprefix=$2 kunit=$3 timeout=$4 kdir=$5 d=$vmdir/$1 envs=()
+	local name=$1 jprefix=$2 kunit=$3 timeout=$4 kdir=$5 d=$vmdir/$1 envs=() boot
 	shift 5
+	boot=(--kdir "$kdir")
+	[ -z "${vm_kimg:-}" ] || boot=(--kimg "$vm_kimg")
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
 	mkdir -p "$d"
 	echo "$jprefix" >"$d/prefix"
 	echo "$kunit" >"$d/kunit"
-	printf '%s\0' "$top/scripts/vm-run" --variant "$variant" --kdir "$kdir" \
+	printf '%s\0' "$top/scripts/vm-run" --variant "$variant" "${boot[@]}" \
 		--timeout "$timeout" --cpus "$cpus" --rwdir "$d" \
 		env "${envs[@]}" MB_TIER="$tier" KSFT_RESULTS="$d/ksft-results" \
 		"$top/scripts/vm-selftests.sh" "$kdir" "$@" >"$d/cmd"
@@ -567,7 +571,7 @@ build_kernel() {
 	if [ "$vms" -eq 2 ]; then
 		local shards=() base k
 		base=$(times_sum host "(tests)")
-		[ "$variant" != debug ] || base=$((base + $(stock_estimate)))
+		[ "$variant" != debug ] || base=$((base + $(stock_estimate) + $(debian_estimate)))
 		base=0,$base
 		mapfile -t shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
 			"$KERNEL_SERIES" 2 "$base" "${vm_tests[@]}")
@@ -706,6 +710,60 @@ build_stock() {
 		MACSEC_BRIDGE_DEB_MODULES="$debmods" -- "${stock_tests[@]}"
 }
 
+# What runs on Debian's own kernel: the module DKMS built there loads, the
+# lockstep tables of both relations on netdevsim built from Debian's
+# source, RXE on software and offloaded MACsec, `modprobe macsec_bridge`
+# finding it where the package put it, a clean kernel log.
+debian_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh rxe_on_macsec.sh dkms_deb.sh
+	dmesg_clean.sh)
+
+# debian_estimate: the seconds of the Debian stage's host half and guest,
+# 40 s for its boot included.
+debian_estimate() {
+	echo $((40 + $(times_sum debian "(build)" "${debian_tests[@]}")))
+}
+
+# ktap_results FILE LOG: one result per test line of the KTAP in FILE, and a
+# failure if its plan is missing or does not match them.
+ktap_results() {
+	local line total=0 plan
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) result "${line#ok * }" 0 "$2"; total=$((total + 1)) ;;
+		"not ok "*) result "${line#not ok * }" 1 "$2"; total=$((total + 1)) ;;
+		esac
+	done <"$1"
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$1")
+	[ "$plan" = "$total" ] || result "$(basename "$1"): plan '$plan', $total results" 1 "$2"
+}
+
+# build_debian: the package (the stock stage built it) on Debian 13 with
+# Debian's own kernel: installed with apt in a cached trixie root (the
+# Rust artifacts made from linux-source-7.3, the refusals), then a guest
+# of Debian's vmlinuz and modules tree runs the tests above with the
+# module DKMS built there (scripts/debian-install.sh).
+build_debian() {
+	local log=$log/debian prefix="Debian $DEBIAN_KERNEL_ABI: " tools out img ko
+	mkdir -p "$log"
+	echo "== Debian 13: the package on Debian's own $DEBIAN_KERNEL_ABI"
+	if [ -z "$deb" ]; then
+		result "the package to install (the stock stage builds it)" 1 "$log"
+		return
+	fi
+	out=$log/install
+	"$top/scripts/debian-install.sh" "$deb" "$out" >"$log/install.ktap" 2>"$log/install.err"
+	ktap_results "$log/install.ktap" "$log/install.ktap"
+	img=$out/kernel/boot/vmlinuz-$DEBIAN_KERNEL_ABI
+	ko=$(find "$out/kernel/lib/modules/$DEBIAN_KERNEL_ABI/updates/dkms" -name 'macsec_bridge.ko*' \
+		2>/dev/null | head -1)
+	[ -f "$img" ] && [ -n "$ko" ] || return
+	# The kselftest runner and the YNL CLI come from the stock tree.
+	tools=$("$top/scripts/kernel.sh" --variant "$variant" --stock --print) || return
+	vm_kimg=$img vm_job debian "$prefix" none 2400 "$tools" \
+		MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
+		MACSEC_BRIDGE_DEB_MODULES="$out/kernel/lib/modules/$DEBIAN_KERNEL_ABI" -- "${debian_tests[@]}"
+}
+
 # The guests wait for the builds they need, no longer: with two slots the
 # first shard starts as soon as the modules are built, beside the checks
 # that no guest needs (kernel_checks, the host tests) and the stock
@@ -738,6 +796,11 @@ if [ "$variant" = debug ]; then
 	stage_end "$MODULE_SERIES stock: kernel, DKMS, package"
 	echo "stock ${stage_secs[-1]} (build)" >>"$log/ksft-times"
 	[ ! -e "$vmdir/stock" ] || queued+=(stock)
+	stage_begin
+	build_debian
+	stage_end "Debian 13: the package, Debian's kernel"
+	echo "debian ${stage_secs[-1]} (build)" >>"$log/ksft-times"
+	[ ! -e "$vmdir/debian" ] || queued+=(debian)
 fi
 start_slot "${queued[@]}"
 wait

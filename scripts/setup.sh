@@ -91,7 +91,7 @@ apt_install libclang-19-dev clang-19 lld-19 llvm-19 \
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils \
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils \
 	ibverbs-providers rdmacm-utils perftest ethtool iproute2 dkms \
-	debhelper dh-dkms \
+	debhelper dh-dkms debootstrap \
 	python3-yaml python3-jsonschema make gcc
 
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then

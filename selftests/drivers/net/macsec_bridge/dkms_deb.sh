@@ -10,7 +10,8 @@
 # boot, and `modprobe macsec_bridge` loads it with its dependencies.
 #
 # MACSEC_BRIDGE_DEB_MODULES is deb-install.sh's OUT: the package's build,
-# at its path relative to /lib/modules/KVER. /lib/modules is virtme-ng's
+# at its path relative to /lib/modules/KVER. On Debian's own kernel it is
+# the modules tree that scripts/debian-install.sh's apt left. /lib/modules is virtme-ng's
 # tmpfs, its kernel directory a link into the (read-only) kernel tree: it
 # is made a directory here.
 set -u
