@@ -178,10 +178,17 @@ impl NetDevice {
         // `IFNAMSIZ` bytes inside it.
         let src = unsafe { &raw const (*self.as_raw()).name }.cast::<u8>();
         // The last byte stays NUL: the copy is a C string whatever it read.
+        // It stops at the first NUL and leaves the rest zero: a rename's
+        // `strscpy()` does not clear what an older, longer name left after
+        // it, and two copies of one name must be equal.
         for (i, b) in name.iter_mut().enumerate().take(IFNAMSIZ - 1) {
             // SAFETY: `i < IFNAMSIZ`: within the array. Read once, as
             // `READ_ONCE()` would: a rename may write it meanwhile.
-            *b = unsafe { core::ptr::read_volatile(src.add(i)) };
+            let c = unsafe { core::ptr::read_volatile(src.add(i)) };
+            if c == 0 {
+                break;
+            }
+            *b = c;
         }
         Name(name)
     }
@@ -502,6 +509,9 @@ unsafe extern "C" fn walk_cb(
 const IFNAMSIZ: usize = crate::compat::bindings::IFNAMSIZ as usize;
 
 /// A copy of a device's name: [`NetDevice::name`].
+///
+/// Two copies compare equal exactly when the names are equal: every byte
+/// after the name's NUL is zero.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Name([u8; IFNAMSIZ]);
 

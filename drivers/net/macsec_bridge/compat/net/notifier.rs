@@ -158,16 +158,20 @@ impl<'a> NetdevEvent<'a> {
     /// The core sends `NETDEV_REGISTER`, `UP`, `GOING_DOWN`, `DOWN`, `CHANGE`
     /// and `CHANGENAME` with the device's instance lock held if it is
     /// ops-locked ("Notifiers and netdev instance lock" in
-    /// Documentation/networking/netdevices.rst); for those, and for every
-    /// event of a device that is not ops-locked, this is `Some`. For the
-    /// other events of an ops-locked device it is `None`: the lock may or
-    /// may not be held, so the write belongs in a context that takes RTNL
-    /// itself ([`NetDevice::lock_features`]).
+    /// Documentation/networking/netdevices.rst). For `UP` to `CHANGENAME`,
+    /// and for every event but `NETDEV_REGISTER` of a device that is not
+    /// ops-locked, this is `Some`. For the other events of an ops-locked
+    /// device it is `None`: the lock may or may not be held. For
+    /// `NETDEV_REGISTER` it is always `None`: a write announces
+    /// `NETDEV_FEAT_CHANGE`, which would reach the notifiers after this one
+    /// before they have seen the device registered (in its namespace, for
+    /// a move). Such writes belong in a context that takes RTNL itself
+    /// ([`NetDevice::lock_features`]).
     pub fn features_lock<'b>(&'b self, rtnl: &'b Rtnl) -> Option<FeaturesLock<'b>> {
         let dev = self.dev();
         match self {
-            NetdevEvent::Register(_)
-            | NetdevEvent::Up(_)
+            NetdevEvent::Register(_) => None,
+            NetdevEvent::Up(_)
             | NetdevEvent::GoingDown(_)
             | NetdevEvent::Down(_)
             | NetdevEvent::Change(_)

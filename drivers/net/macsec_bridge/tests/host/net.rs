@@ -615,8 +615,10 @@ pub mod notifier {
         pub fn features_lock<'b>(&'b self, rtnl: &'b Rtnl) -> Option<FeaturesLock<'b>> {
             let dev = self.dev();
             match self {
-                NetdevEvent::Register(_)
-                | NetdevEvent::Up(_)
+                // As the kernel's: a write there would announce
+                // FEAT_CHANGE before later notifiers saw the REGISTER.
+                NetdevEvent::Register(_) => None,
+                NetdevEvent::Up(_)
                 | NetdevEvent::GoingDown(_)
                 | NetdevEvent::Down(_)
                 | NetdevEvent::Change(_)
