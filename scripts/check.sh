@@ -752,13 +752,19 @@ build_debian() {
 	fi
 	out=$log/install
 	"$top/scripts/debian-install.sh" "$deb" "$out" >"$log/install.ktap" 2>"$log/install.err"
-	ktap_results "$log/install.ktap" "$log/install.ktap"
+	ktap_results "$log/install.ktap" "$log/install.err"
 	img=$out/kernel/boot/vmlinuz-$DEBIAN_KERNEL_ABI
 	ko=$(find "$out/kernel/lib/modules/$DEBIAN_KERNEL_ABI/updates/dkms" -name 'macsec_bridge.ko*' \
 		2>/dev/null | head -1)
-	[ -f "$img" ] && [ -n "$ko" ] || return
+	if [ ! -f "$img" ] || [ -z "$ko" ]; then
+		result "the Debian guest (no kernel or module to boot it with)" 1 "$log/install.ktap"
+		return
+	fi
 	# The kselftest runner and the YNL CLI come from the stock tree.
-	tools=$("$top/scripts/kernel.sh" --variant "$variant" --stock --print) || return
+	if ! tools=$("$top/scripts/kernel.sh" --variant "$variant" --stock --print); then
+		result "the Debian guest (no stock tree for its kselftest runner)" 1 "$log"
+		return
+	fi
 	vm_kimg=$img vm_job debian "$prefix" none 2400 "$tools" \
 		MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
 		MACSEC_BRIDGE_DEB_MODULES="$out/kernel/lib/modules/$DEBIAN_KERNEL_ABI" -- "${debian_tests[@]}"
@@ -772,6 +778,8 @@ build_debian() {
 # every guest waits for every build.
 queued=()
 test_kdir=
+# The package the stock stage builds, which the Debian stage installs.
+deb=
 stage_begin
 build_kernel
 stage_end "$MODULE_SERIES: kernel, modules, DKMS, dranet-sec"

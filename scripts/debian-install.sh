@@ -138,20 +138,26 @@ guest_kernel() {
 }
 check "the guest's kernel: Debian's vmlinuz, its modules with both" guest_kernel
 
+# The module was there, and then neither it nor the package nor DKMS's
+# record of it is.
 purge() {
+	local status
+	[ -n "$ko" ] &&
 	in_debian install -- $apt purge macsec-bridge-dkms &&
 	[ -z "$(find "$moddir/updates/dkms" -name 'macsec_bridge.ko*' 2>/dev/null)" ] &&
-	! in_debian install -- dkms status macsec_bridge | grep .
+	status=$(in_debian install -- dkms status macsec_bridge) && [ -z "$status" ] &&
+	! in_debian install -- dpkg-query -W -f='${db:Status-Status}\n' macsec-bridge-dkms |
+		grep -qx installed
 }
 check "apt-get purge removes the module and DKMS's record of it" purge
 
-# refused NAME SETUP WANT: with SETUP done in a fresh root, installing the
-# package builds nothing, and the build log's one line is WANT. The
-# artifacts' cache is there, read-only: the refusal comes before it.
+# refused NAME SETUP WANT: with SETUP done in a fresh root (no artifacts
+# made yet), installing the package builds nothing, and the build log's
+# one line is WANT.
 refused() {
 	local upper=$out/$1 setup=$2 want=$3 log
-	in_debian "$1" --bind "$kbuild:/var/cache/macsec-bridge-dkms" -- bash -c "
-		$setup || exit 1
+	in_debian "$1" -- bash -c "
+		( $setup ) || exit 1
 		$apt install --no-install-recommends /mnt/pkg/$name
 		dkms build macsec_bridge/$ver -k $kver
 		true"

@@ -58,21 +58,9 @@ nometa="$kdir lacks the kernel's Rust artifacts (rust/*.rmeta, rust/*.so)"
 hdr_pkg=linux-headers-$kver
 hdr_ver=$(dpkg-query -W -f='${Version}' "$hdr_pkg" 2>/dev/null) ||
 	refuse "$nometa; its headers package must ship them"
-series=$(sed -n 's/^VERSION = \([0-9]*\)$/\1/p; s/^PATCHLEVEL = \([0-9]*\)$/.\1/p' \
-	"$(readlink -f "$kdir")/Makefile" "/usr/src/linux-headers-${kver%-*}-common/Makefile" \
-	2>/dev/null | head -2 | tr -d '\n')
-[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || series=$(echo "$kver" | cut -d. -f1-2)
+series=$(cut -d. -f1-2 <<<"$kver")
 src_pkg=linux-source-$series
 tarball=/usr/src/$src_pkg.tar.xz
-src_ver=$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$src_pkg" 2>/dev/null) || src_ver=
-case "$src_ver" in
-"installed $hdr_ver") ;;
-"installed "*)
-	refuse "$src_pkg is ${src_ver#installed }, $hdr_pkg is $hdr_ver: install $src_pkg (= $hdr_ver)" ;;
-*)
-	refuse "$nometa; install $src_pkg (= $hdr_ver) to make them" ;;
-esac
-[ -f "$tarball" ] || refuse "$src_pkg is installed but $tarball is missing: reinstall it"
 
 # The compilers that built the kernel, by their version text.
 want_rustc=$(config_value RUSTC_VERSION_TEXT "$kdir/.config")
@@ -90,11 +78,32 @@ have_cc=$("$cc" --version 2>/dev/null | head -1) || have_cc="no $cc"
 	refuse "$cc is '$have_cc', $kver was built by '$want_cc': install that compiler"
 
 # What the artifacts were made from: when it changes they are made again.
+# Artifacts already made for this kernel serve even once its source is
+# gone (a newer linux-source-X.Y replaces the older one).
 stamp=$(printf '%s\n' "$hdr_pkg $hdr_ver" "$src_pkg $hdr_ver" "$have_rustc" "$have_bindgen" \
 	"$have_cc" "$(sha256sum <"$kdir/.config")" "$(sha256sum <"$0")")
 
 if [ "$(cat "$cache/.stamp" 2>/dev/null)" != "$stamp" ]; then
-	echo "macsec_bridge: making $kver's Rust artifacts from $src_pkg $hdr_ver in $cache"
+	# dpkg may configure the headers (whose hook runs DKMS) before the
+	# source: unpacked is enough.
+	src_ver=$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$src_pkg" 2>/dev/null) ||
+		src_ver=
+	case "$src_ver" in
+	"installed $hdr_ver" | "unpacked $hdr_ver" | "half-configured $hdr_ver") ;;
+	installed* | unpacked* | half-configured*)
+		refuse "$src_pkg is ${src_ver#* }, $hdr_pkg is $hdr_ver: install $src_pkg (= $hdr_ver)" ;;
+	*)
+		refuse "$nometa; install $src_pkg (= $hdr_ver) to make them" ;;
+	esac
+	[ -f "$tarball" ] || refuse "$src_pkg is installed but $tarball is missing: reinstall it"
+	# What making them needs beyond the compilers (the package recommends
+	# them all).
+	for t in flex:flex bison:bison bc:bc pahole:dwarves openssl:openssl python3:python3; do
+		command -v "${t%%:*}" >/dev/null || refuse "making $kver's Rust artifacts needs ${t%%:*}: install ${t#*:}"
+	done
+	[ -f /usr/include/gelf.h ] || refuse "making $kver's Rust artifacts needs libelf's headers: install libelf-dev"
+	[ -f /usr/include/openssl/ssl.h ] || refuse "making $kver's Rust artifacts needs OpenSSL's headers: install libssl-dev"
+	echo "dkms-build: making $kver's Rust artifacts from $src_pkg $hdr_ver in $cache"
 	work=$cache.tmp
 	rm -rf "$work" "$cache"
 	mkdir -p "$work/build"
@@ -113,7 +122,7 @@ if [ "$(cat "$cache/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	# Nothing re-decided: every option as Debian set it.
 	options() { grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$1" | LC_ALL=C sort; }
 	differ=$(LC_ALL=C comm -3 <(options "$kdir/.config") <(options "$work/build/.config") |
-		tr -d '\t' | head -3 | tr '\n' ' ')
+		awk '{ sub(/^\t/, ""); if (NR <= 3) printf "%s ", $0 }')
 	[ -z "$differ" ] ||
 		refuse "$src_pkg's Kconfig with $cc re-decides $kver's configuration ($differ): use the headers' toolchain"
 	kmake -s prepare
