@@ -251,7 +251,7 @@ impl Bridge {
                 }
                 st.ports.bound.reserve(1).map_err(|_| BindError::NoMemory)?;
                 let binding = Binding {
-                    secy: Some(secy.into()),
+                    secy: Some(secy.hold(GFP_KERNEL)),
                 };
                 let serial = match live {
                     Some(s) => s,

@@ -39,7 +39,7 @@
 
 use crate::bindings;
 use crate::net::{
-    device::NetDevice,
+    device::{NetDevice, NetDeviceRef},
     macsec::{Context, Mdo, Observer},
     rtnl::{Rtnl, RtnlGuard},
 };
@@ -49,7 +49,6 @@ use core::marker::PhantomData;
 use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::sync::{
-    aref::ARef,
     atomic::{Atomic, Relaxed, Release},
     Arc,
 };
@@ -224,7 +223,7 @@ struct Entry {
     /// The installation's identity (never 0, never reused).
     id: u64,
     /// The device, held while the entry exists.
-    dev: ARef<NetDevice>,
+    dev: NetDeviceRef,
     table: *const bindings::macsec_ops,
     orig: *const bindings::macsec_ops,
     free: unsafe fn(*const bindings::macsec_ops),
@@ -421,7 +420,7 @@ impl Interposer {
             r.last_id += 1;
             let entry = Entry {
                 id: r.last_id,
-                dev: dev.into(),
+                dev: dev.hold(GFP_KERNEL),
                 table,
                 orig,
                 free: free_table::<T>,

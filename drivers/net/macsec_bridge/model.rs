@@ -6,11 +6,10 @@
 
 use crate::index::Index;
 use crate::lockstep::{Knowledge, Offload, Port, Verdict};
-use crate::net::device::{Features, NetDevice};
+use crate::net::device::{Features, NetDevice, NetDeviceRef};
 use crate::net::macsec::{self, SecYRef};
 use crate::net::rtnl::Rtnl;
 use kernel::prelude::*;
-use kernel::sync::aref::ARef;
 
 /// The most GIDs a `partial` port's object lists: with RDMA device names
 /// of the longest, the object still fits a default-sized message.
@@ -34,7 +33,7 @@ pub(crate) enum Relation {
 pub(crate) struct Binding {
     /// The MACsec netdev; `None` once it was unregistered (the binding is
     /// stale until unbound).
-    pub(crate) secy: Option<ARef<NetDevice>>,
+    pub(crate) secy: Option<NetDeviceRef>,
 }
 
 /// Why a `bind` or `unbind` was refused. Nothing changed.
@@ -91,9 +90,9 @@ impl Owner {
 /// A MACsec netdev.
 pub(crate) struct Secy {
     /// The MACsec netdev.
-    pub(crate) dev: ARef<NetDevice>,
+    pub(crate) dev: NetDeviceRef,
     /// Its real device.
-    pub(crate) lower: Option<ARef<NetDevice>>,
+    pub(crate) lower: Option<NetDeviceRef>,
     /// What is known of the SecY.
     pub(crate) known: Knowledge,
     /// SCI (as on the wire) and cipher, once an offload operation showed
@@ -159,7 +158,7 @@ pub(crate) struct Reach {
 /// A port: a netdev that backs an RDMA device.
 pub(crate) struct PortEntry {
     /// The netdev.
-    pub(crate) dev: ARef<NetDevice>,
+    pub(crate) dev: NetDeviceRef,
     /// The RDMA devices on it.
     pub(crate) rdma: KVec<RdmaDev>,
     /// For a port whose SecY protects what it carries but not all of the
@@ -185,7 +184,7 @@ pub(crate) struct PortEntry {
     /// Where its SecY comes from, if it has one.
     pub(crate) relation: Option<Relation>,
     /// The MACsec netdev of its SecY.
-    pub(crate) secy: Option<ARef<NetDevice>>,
+    pub(crate) secy: Option<NetDeviceRef>,
     /// Who owns the feature bit.
     pub(crate) owner: Owner,
     /// The binding, for a `bound` port. A bound port stays tracked while
@@ -308,7 +307,7 @@ impl PortEntry {
     /// A port for `dev`, not related to anything yet.
     pub(crate) fn new(dev: &NetDevice) -> PortEntry {
         PortEntry {
-            dev: dev.into(),
+            dev: dev.hold(GFP_KERNEL),
             rdma: KVec::new(),
             gids: KVec::new(),
             stale: KVec::new(),

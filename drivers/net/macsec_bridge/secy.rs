@@ -10,26 +10,26 @@ use crate::gids::{rdma_moved, read_reach};
 use crate::index::Index;
 use crate::lockstep::{self, Knowledge, Offload, Op, Scope, SecyState, NUM_AN};
 use crate::model::{key, PortEntry, Relation, Secy, Secys};
-use crate::net::device::NetDevice;
+use crate::net::device::{NetDevice, NetDeviceRef};
 use crate::net::macsec::{self, Context, Mdo, SecY};
 use crate::net::rtnl::Rtnl;
 use crate::state::{mark, Ports, State};
-use kernel::sync::aref::ARef;
+use kernel::alloc::flags::GFP_KERNEL;
 
-/// The real device of MACsec netdev `dev`.
-pub(crate) fn real_dev(dev: &NetDevice) -> Option<ARef<NetDevice>> {
+/// The real device of MACsec netdev `dev`, held.
+pub(crate) fn real_dev(dev: &NetDevice) -> Option<NetDeviceRef> {
     if !dev.is_macsec() {
         return None;
     }
     // SAFETY: `dev` is a valid MACsec netdev, whose private data
     // `macsec_get_real_dev` reads; the result is valid for as long as `dev`
-    // holds it, and is turned into a reference of our own at once.
+    // holds it, and a reference of our own is taken at once.
     let raw = unsafe { bindings::macsec_get_real_dev(dev.as_raw()) };
     if raw.is_null() {
         return None;
     }
     // SAFETY: non-null and valid, as above.
-    Some(unsafe { NetDevice::from_raw(raw) }.into())
+    Some(unsafe { NetDevice::from_raw(raw) }.hold(GFP_KERNEL))
 }
 
 /// Whether `upper` is stacked over `dev` at any depth (on it, or on a VLAN
@@ -203,11 +203,11 @@ pub(crate) fn relate(
     secys: &Secys,
     uppers: &Index<(usize, usize), ()>,
 ) {
-    let (relation, secy) = if let Some(b) = &e.binding {
+    let (relation, secy): (_, Option<&NetDevice>) = if let Some(b) = &e.binding {
         // An administrator's word beats what the topology suggests.
-        (Some(Relation::Bound), b.secy.clone())
+        (Some(Relation::Bound), b.secy.as_deref())
     } else if e.dev.is_macsec() {
-        (Some(Relation::SelfDev), Some(e.dev.clone()))
+        (Some(Relation::SelfDev), Some(&*e.dev))
     } else {
         // The real device of one or more MACsec netdevs (netdevsim allows
         // three): the one in the oldest namespace (the lowest cookie) is
@@ -218,12 +218,20 @@ pub(crate) fn relate(
             .filter_map(|d| secys.get(&d))
             .min_by_key(|s| (s.dev.net(rtnl).cookie(), s.dev.ifindex()))
         {
-            Some(s) => (Some(Relation::Upper), Some(s.dev.clone())),
+            Some(s) => (Some(Relation::Upper), Some(&*s.dev)),
             None => (None, None),
         }
     };
+    // A new reference only for a new SecY: each takes a tracker.
+    let held = if e.secy.as_deref() == secy {
+        None
+    } else {
+        Some(secy.map(|d| d.hold(GFP_KERNEL)))
+    };
     e.relation = relation;
-    e.secy = secy;
+    if let Some(held) = held {
+        e.secy = held;
+    }
     let known = match &e.secy {
         None if e.binding.is_some() => Knowledge::Stale,
         None => Knowledge::NoSecy,

@@ -359,7 +359,7 @@ impl State {
         let known = unobserved(dev, lower.as_deref());
         let secy = KBox::new(
             Secy {
-                dev: dev.into(),
+                dev: dev.hold(GFP_KERNEL),
                 lower,
                 known,
                 id: None,

@@ -225,8 +225,9 @@ impl Bridge {
                     // Within the reserved room; past it only if a port
                     // could not reserve its share, which then costs a
                     // retry, never a bit left set.
-                    if let Err(PushError((dev, set))) =
-                        fx.features.push_within_capacity((e.dev.clone(), want))
+                    if let Err(PushError((dev, set))) = fx
+                        .features
+                        .push_within_capacity((ARef::from(&*e.dev), want))
                     {
                         if fx.features.push((dev, set), GFP_KERNEL).is_err() {
                             warn_ratelimited!(
@@ -268,7 +269,7 @@ impl Bridge {
                         wire::fill(&m, &o).map(|()| m)
                     };
                     let sent = match note.and_then(fill) {
-                        Ok(m) => fx.notes.push((e.dev.clone(), m), GFP_KERNEL).is_ok(),
+                        Ok(m) => fx.notes.push((ARef::from(&*e.dev), m), GFP_KERNEL).is_ok(),
                         Err(_) => false,
                     };
                     if !sent {

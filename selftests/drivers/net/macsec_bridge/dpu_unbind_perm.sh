@@ -42,7 +42,6 @@ relation_in_pod() {
 	cli as_host_root --dump dev-get >"$ROW_DIR/pod.dump" 2>&1 &&
 		[ "$(port_field "$ROW_DIR/pod.dump" h0 relation)" = "$1" ]
 }
-quiet() { "$@" >/dev/null; }
 in_pod_userns() { [ "$(readlink "/proc/$POD_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
 EPERM="error: -1\b|: Operation not permitted"
 

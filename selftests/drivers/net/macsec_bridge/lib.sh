@@ -134,6 +134,9 @@ check() {
 	fi
 }
 
+# quiet CMD...: CMD with its output dropped.
+quiet() { "$@" >/dev/null; }
+
 # check_fail DESCRIPTION CMD...: the command must fail.
 check_fail() {
 	local desc=$1

@@ -78,6 +78,7 @@
 //! ```
 
 use crate::compat::{
+    alloc::Flags,
     bindings,
     error::Result,
     fmt,
@@ -111,9 +112,9 @@ impl Features {
 ///
 /// The inner `struct net_device` is valid for as long as a reference to this
 /// type exists: every `&NetDevice` is backed by a reference count (an
-/// [`ARef<NetDevice>`], i.e. `dev_hold`) or by a context in which the core
-/// keeps the device alive (a notifier call, RTNL held while the device is
-/// registered).
+/// [`ARef<NetDevice>`], i.e. `dev_hold`, or a [`NetDeviceRef`], i.e.
+/// `netdev_hold`) or by a context in which the core keeps the device alive
+/// (a notifier call, RTNL held while the device is registered).
 #[repr(transparent)]
 pub struct NetDevice(Opaque<crate::compat::bindings::net_device>);
 
@@ -154,6 +155,27 @@ impl NetDevice {
     /// Returns the raw `struct net_device` pointer.
     pub fn as_raw(&self) -> *mut crate::compat::bindings::net_device {
         self.0.get()
+    }
+
+    /// Takes a tracked reference on the device (`netdev_hold()`), for a
+    /// reference kept beyond the call that takes it; `flags` are for the
+    /// tracker's allocation.
+    pub fn hold(&self, flags: Flags) -> NetDeviceRef {
+        let mut tracker = NetDeviceRef::untracked();
+        // SAFETY: the device is valid; `tracker` is a tracker no reference
+        // uses yet.
+        unsafe {
+            crate::compat::bindings::netdev_hold(
+                self.as_raw(),
+                &mut tracker,
+                crate::compat::gfp(flags),
+            )
+        };
+        // INVARIANT: the reference just taken, with `tracker`.
+        NetDeviceRef {
+            dev: NonNull::from(self),
+            tracker,
+        }
     }
 
     /// Looks up a device by ifindex in `net`, taking a reference.
@@ -453,6 +475,83 @@ impl Drop for FeaturesLock<'_> {
             // device is valid for `'a`.
             unsafe { crate::compat::bindings::netdev_unlock_ops(self.dev.as_raw()) };
         }
+    }
+}
+
+/// A tracked reference on a [`NetDevice`] (`netdev_hold()`), made by
+/// [`NetDevice::hold`].
+///
+/// netdevice.h asks for tracked references (`netdev_hold()`) over
+/// `dev_hold()` wherever a reference is kept: with
+/// `CONFIG_NET_DEV_REFCNT_TRACKER`, each one records where it was taken, a
+/// device whose unregistration waits for its last references names their
+/// holders (`netdev_wait_allrefs_any()`), and one never given back is
+/// reported when the device is freed. [`ARef<NetDevice>`] (`dev_hold()`) is
+/// untracked: it suits references that end within the function that takes
+/// them, such as a lookup's.
+///
+/// The tracker may move with the reference: it is a pointer to a record the
+/// tracker directory owns (or nothing, without the option), and the record
+/// does not point back at it.
+///
+/// # Examples
+///
+/// ```
+/// use crate::compat::net::{device::NetDevice, namespace::Net};
+/// use crate::compat::prelude::*;
+///
+/// let lo = NetDevice::get_by_index(Net::init_net(), 1).expect("lo");
+/// let kept = lo.hold(GFP_KERNEL);
+/// drop(lo);
+/// assert_eq!(kept.ifindex(), 1);
+/// let mut all = KVec::new();
+/// all.push(kept, GFP_KERNEL)?;
+/// assert_eq!(all[0].name().as_cstr(), c"lo");
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Invariants
+///
+/// `self` owns one reference on the device `dev` points to, taken by
+/// `netdev_hold()` with `tracker`.
+pub struct NetDeviceRef {
+    dev: NonNull<NetDevice>,
+    tracker: crate::compat::bindings::netdevice_tracker,
+}
+
+// SAFETY: `netdev_put()` may be called from any thread and context: it
+// drops a per-CPU or atomic count and frees the tracker under the tracker
+// directory's IRQ-safe spinlock. The tracker is not used by anyone else.
+unsafe impl Send for NetDeviceRef {}
+// SAFETY: `&NetDeviceRef` gives only `&NetDevice`, which is `Sync`; the
+// tracker is not reachable through it.
+unsafe impl Sync for NetDeviceRef {}
+
+impl NetDeviceRef {
+    /// A tracker that tracks nothing yet.
+    fn untracked() -> crate::compat::bindings::netdevice_tracker {
+        // SAFETY: a `netdevice_tracker` is a pointer (NULL: no record yet)
+        // with `CONFIG_NET_DEV_REFCNT_TRACKER`, an empty struct without it:
+        // all zeros is valid for both.
+        unsafe { core::mem::zeroed() }
+    }
+}
+
+impl core::ops::Deref for NetDeviceRef {
+    type Target = NetDevice;
+
+    fn deref(&self) -> &NetDevice {
+        // SAFETY: by the type invariant `self` holds a reference, which
+        // keeps the device valid for as long as `self` lives.
+        unsafe { self.dev.as_ref() }
+    }
+}
+
+impl Drop for NetDeviceRef {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant `self` owns a reference taken with
+        // `self.tracker`, given back here, once.
+        unsafe { crate::compat::bindings::netdev_put(self.dev.as_ptr().cast(), &mut self.tracker) };
     }
 }
 

@@ -156,6 +156,31 @@ pub mod device {
 
     pub type RawNetDevice = NetDevice;
 
+    /// As the kernel's: a reference of its own, given back when dropped.
+    pub struct NetDeviceRef(NonNull<NetDevice>);
+
+    // SAFETY: as for `NetDevice`.
+    unsafe impl Send for NetDeviceRef {}
+    // SAFETY: as above.
+    unsafe impl Sync for NetDeviceRef {}
+
+    impl core::ops::Deref for NetDeviceRef {
+        type Target = NetDevice;
+
+        fn deref(&self) -> &NetDevice {
+            // SAFETY: world devices are never freed.
+            unsafe { self.0.as_ref() }
+        }
+    }
+
+    impl Drop for NetDeviceRef {
+        fn drop(&mut self) {
+            // SAFETY: `self` owns an increment; world devices are never
+            // freed.
+            unsafe { <NetDevice as AlwaysRefCounted>::dec_ref(self.0) };
+        }
+    }
+
     impl NetDevice {
         /// # Safety
         ///
@@ -167,6 +192,12 @@ pub mod device {
 
         pub fn as_raw(&self) -> *mut NetDevice {
             (self as *const NetDevice).cast_mut()
+        }
+
+        /// As the kernel's `netdev_hold()`: counted like any reference.
+        pub fn hold(&self, _flags: crate::alloc::Flags) -> NetDeviceRef {
+            self.inc_ref();
+            NetDeviceRef(NonNull::from(self))
         }
 
         pub fn name(&self) -> &CStr {

@@ -15,6 +15,19 @@ __rust_helper void macsec_bridge_helper_dev_put(struct net_device *dev)
 	dev_put(dev);
 }
 
+__rust_helper void macsec_bridge_helper_netdev_hold(struct net_device *dev,
+					   netdevice_tracker *tracker,
+					   gfp_t gfp)
+{
+	netdev_hold(dev, tracker, gfp);
+}
+
+__rust_helper void macsec_bridge_helper_netdev_put(struct net_device *dev,
+					  netdevice_tracker *tracker)
+{
+	netdev_put(dev, tracker);
+}
+
 __rust_helper struct net *macsec_bridge_helper_dev_net(const struct net_device *dev)
 {
 	return dev_net(dev);
