@@ -165,6 +165,22 @@ kmake() {
 		RUSTFMT="$RUSTFMT" CLIPPY_DRIVER="$CLIPPY_DRIVER" "$@"
 }
 
+# build_test_modules DIR KDIR [MAKE-ARGS...]: the selftests' modules,
+# built in DIR against the kernel tree or headers KDIR (clippy, W=1). They
+# sit where they sit in the repo, so that a path to the module's files
+# (a #[path], compat.mk) is the same here and there.
+test_modules_rel=selftests/drivers/net/macsec_bridge/test_modules
+build_test_modules() {
+	local t=$1 kdir=$2 m=drivers/net/macsec_bridge
+	shift 2
+	rm -rf "$t"
+	mkdir -p "$t/$test_modules_rel" "$t/$m/compat"
+	cp "$top/$test_modules_rel"/{Kbuild,*.rs,*.h} "$t/$test_modules_rel/"
+	cp "$top/$m"/{interposer.rs,vlan.rs,compat.mk,compat_bindgen.sh} "$t/$m/"
+	cp "$top/$m/compat/kernel_headers.h" "$t/$m/compat/"
+	kmake -C "$kdir" M="$t/$test_modules_rel" W=1 CLIPPY=1 "$@" modules 2>&1
+}
+
 # modsrc DIR: the module's source, a scratch copy so that concurrent
 # builds never collide.
 modsrc() {
@@ -493,19 +509,9 @@ build_kernel() {
 	# Test modules the kselftests load (abstraction tests driven from user
 	# space, the model NIC; the module's interposer, which the module itself
 	# uses only on a kernel without the offload notifier).
-	# They sit where they sit in the repo, so that a #[path] to the
-	# module's files is the same here and there.
-	build_test_modules() {
-		local t=$log/test_modules rel=selftests/drivers/net/macsec_bridge/test_modules
-		rm -rf "$t"
-		mkdir -p "$t/$rel" "$t/drivers/net/macsec_bridge"
-		cp "$top/$rel"/Kbuild "$top/$rel"/*.rs "$t/$rel/"
-		cp "$top"/drivers/net/macsec_bridge/{interposer,vlan}.rs "$t/drivers/net/macsec_bridge/"
-		kmake -C "$kdir" M="$t/$rel" W=1 CLIPPY=1 modules 2>&1 || return 1
-	}
-	run "selftest modules build (clippy, W=1)" build_test_modules
-	INTERPOSER_TEST_KO=$log/test_modules/selftests/drivers/net/macsec_bridge/test_modules/macsec_interposer_test.ko
-	TEST_NIC_KO=$log/test_modules/selftests/drivers/net/macsec_bridge/test_modules/macsec_test_nic.ko
+	run "selftest modules build (clippy, W=1)" build_test_modules "$log/test_modules" "$kdir"
+	INTERPOSER_TEST_KO=$log/test_modules/$test_modules_rel/macsec_interposer_test.ko
+	TEST_NIC_KO=$log/test_modules/$test_modules_rel/macsec_test_nic.ko
 
 	# The kernel build prints warnings for missing docs, unsafe
 	# without SAFETY, ...
@@ -571,7 +577,9 @@ build_kernel() {
 	if [ "$vms" -eq 2 ]; then
 		local shards=() base k
 		base=$(times_sum host "(tests)")
-		[ "$variant" != debug ] || base=$((base + $(stock_estimate) + $(debian_estimate)))
+		[ "$variant" != debug ] ||
+			base=$((base + $(estimate stock "${stock_tests[@]}") +
+				$(estimate debian "${debian_tests[@]}")))
 		base=0,$base
 		mapfile -t shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
 			"$KERNEL_SERIES" 2 "$base" "${vm_tests[@]}")
@@ -587,18 +595,22 @@ build_kernel() {
 }
 
 # What runs on the stock kernel: the module loads, the lockstep tables of
-# both relations, the package's build loads through modprobe, a clean
-# kernel log.
-stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh dkms_deb.sh dmesg_clean.sh)
+# both relations, the interposer's order of retraction and teardown and
+# what it does when it cannot observe a device (on the model NIC), the
+# package's build loads through modprobe, a clean kernel log.
+stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh ordering.sh lost_observation.sh
+	dkms_deb.sh dmesg_clean.sh)
 
 # times_sum GUEST TEST...: the seconds scripts/ksft-times gives TESTs.
 times_sum() { "$top/scripts/ksft-shards" --sum "$top/scripts/ksft-times" "$@"; }
 
-# stock_estimate: the seconds of the stock stage's host half (its
-# "(build)" line in the times) and of its guest, 40 s for its boot
-# included.
-stock_estimate() {
-	echo $((40 + $(times_sum stock "(build)" "${stock_tests[@]}")))
+# estimate GUEST TEST...: the seconds of a stage's host half (its
+# "(build)" line in the times) and of its guest of kind GUEST running
+# TESTs, 40 s for its boot included.
+estimate() {
+	local guest=$1
+	shift
+	echo $((40 + $(times_sum "$guest" "(build)" "$@")))
 }
 
 # build_stock: the module as a distribution ships it. A pristine kernel of
@@ -640,6 +652,14 @@ build_stock() {
 	out=$log/clippy.log
 	clippy_stock >"$out" 2>&1 && ! grep -E '(warning|error)(\[|:)' "$out"
 	result "clippy (CLIPPY=1) clean, abstractions compiled in" $? "$out"
+
+	# The model NIC, which binds net/macsec.h itself here (its Kbuild),
+	# for the tests of what the interposer sees and in which order.
+	local nic=$log/test_modules/$test_modules_rel/macsec_test_nic.ko
+	out=$log/test_modules.log
+	build_test_modules "$log/test_modules" "$hdr" MACSEC_BRIDGE_COMPAT=y >"$out" &&
+		[ -e "$nic" ] && ! grep -E '(warning|error)(\[|:)' "$out"
+	result "the model NIC builds (clippy, W=1), net/macsec.h bound" $? "$out"
 
 	out=$log/dkms.log
 	BINDGEN=$BINDGEN dkms_stock >"$out" 2>&1
@@ -707,7 +727,7 @@ build_stock() {
 
 	vm_job stock "$prefix" none 2400 "$kdir" \
 		MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
-		MACSEC_BRIDGE_DEB_MODULES="$debmods" -- "${stock_tests[@]}"
+		MACSEC_BRIDGE_DEB_MODULES="$debmods" MACSEC_TEST_NIC_KO="$nic" -- "${stock_tests[@]}"
 }
 
 # What runs on Debian's own kernel: the module DKMS built there loads, the
@@ -717,11 +737,6 @@ build_stock() {
 debian_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh rxe_on_macsec.sh dkms_deb.sh
 	dmesg_clean.sh)
 
-# debian_estimate: the seconds of the Debian stage's host half and guest,
-# 40 s for its boot included.
-debian_estimate() {
-	echo $((40 + $(times_sum debian "(build)" "${debian_tests[@]}")))
-}
 
 # ktap_results FILE LOG: one result per test line of the KTAP in FILE, and a
 # failure if its plan is missing or does not match them.

@@ -5,7 +5,8 @@
 //! the `macsec_ops` it is given, and drops whatever it is asked to send.
 //! A test module includes it with `#[path = "nic_model.rs"] mod nic_model;`.
 
-use kernel::{bindings, prelude::*};
+use crate::bindings;
+use kernel::prelude::*;
 
 /// A static C table.
 pub(crate) struct Table<T>(pub(crate) T);
@@ -49,14 +50,14 @@ macro_rules! macsec_ops_table {
             ///
             /// Called by the MACsec core (or a VLAN forwarding for it) with
             /// a valid MAC-offload context.
-            unsafe extern "C" fn $slot(ctx: *mut kernel::bindings::macsec_context) -> c_int {
+            unsafe extern "C" fn $slot(ctx: *mut $crate::bindings::macsec_context) -> c_int {
                 // SAFETY: as documented above, which is what the handler
                 // may assume.
                 unsafe { $handler(stringify!($slot), ctx) }
             }
         )*
-        static $table: nic_model::Table<kernel::bindings::macsec_ops> =
-            nic_model::Table(kernel::bindings::macsec_ops {
+        static $table: nic_model::Table<$crate::bindings::macsec_ops> =
+            nic_model::Table($crate::bindings::macsec_ops {
                 $($slot: Some($slot),)*
                 // SAFETY: the rest of the table is data, for which zero is
                 // valid.
