@@ -411,7 +411,7 @@ impl Observer for Bridge {
             if ok || lop.done_even_if_failed() {
                 s.id = id;
                 if s.view.is_none() {
-                    s.view = Some(secy.to_ref());
+                    s.view = Some(secy.to_ref(GFP_KERNEL));
                     if observed.insert(key(dev), ()).is_err() {
                         warn_ratelimited!(
                             "{}: out of memory, every SecY read again from now on\n",

@@ -483,10 +483,10 @@ impl Drop for FeaturesLock<'_> {
 ///
 /// netdevice.h asks for tracked references (`netdev_hold()`) over
 /// `dev_hold()` wherever a reference is kept: with
-/// `CONFIG_NET_DEV_REFCNT_TRACKER`, each one records where it was taken, a
-/// device whose unregistration waits for its last references names their
-/// holders (`netdev_wait_allrefs_any()`), and one never given back is
-/// reported when the device is freed. [`ARef<NetDevice>`] (`dev_hold()`) is
+/// `CONFIG_NET_DEV_REFCNT_TRACKER`, each one records where it was taken,
+/// and a device whose unregistration waits for references never given
+/// back names their holders, every `netdev_unregister_timeout_secs`
+/// (`netdev_wait_allrefs_any()`). [`ARef<NetDevice>`] (`dev_hold()`) is
 /// untracked: it suits references that end within the function that takes
 /// them, such as a lookup's.
 ///
@@ -519,9 +519,10 @@ pub struct NetDeviceRef {
     tracker: crate::compat::bindings::netdevice_tracker,
 }
 
-// SAFETY: `netdev_put()` may be called from any thread and context: it
-// drops a per-CPU or atomic count and frees the tracker under the tracker
-// directory's IRQ-safe spinlock. The tracker is not used by anyone else.
+// SAFETY: `netdev_put()` may be called from any thread, in any context but
+// NMI: it saves its stack with `GFP_NOWAIT`, moves the tracker's record
+// under the tracker directory's IRQ-safe spinlock, frees a record after
+// it, and drops a per-CPU or atomic count. No one else uses the tracker.
 unsafe impl Send for NetDeviceRef {}
 // SAFETY: `&NetDeviceRef` gives only `&NetDevice`, which is `Sync`; the
 // tracker is not reachable through it.

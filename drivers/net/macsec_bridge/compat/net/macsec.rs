@@ -42,11 +42,14 @@
 //! ```
 
 use crate::compat::{
+    alloc::Flags,
     bindings,
     error::VTABLE_DEFAULT_ERROR,
-    net::{device::NetDevice, rtnl::Rtnl},
+    net::{
+        device::{NetDevice, NetDeviceRef},
+        rtnl::Rtnl,
+    },
     prelude::*,
-    sync::aref::ARef,
     types::Opaque,
 };
 use core::{marker::PhantomData, ptr::NonNull};
@@ -111,14 +114,16 @@ impl SecY {
         self.0.get()
     }
 
-    /// Keeps this SecY beyond the operation that showed it.
-    pub fn to_ref(&self) -> SecYRef {
+    /// Keeps this SecY beyond the operation that showed it, with a
+    /// tracked reference on its netdev ([`NetDevice::hold`]; `flags` are
+    /// for the tracker).
+    pub fn to_ref(&self, flags: Flags) -> SecYRef {
         // INVARIANT: the SecY lives in its netdev's private data (type
         // invariant), which the reference to that netdev taken here keeps
         // allocated: a netdev's memory is freed only once its last
         // reference is dropped.
         SecYRef {
-            dev: self.netdev().into(),
+            dev: self.netdev().hold(flags),
             secy: NonNull::from(&self.0).cast(),
         }
     }
@@ -253,7 +258,7 @@ pub enum Mdo {
 /// `secy` is the SecY of the MACsec netdev `dev`: it lives in `dev`'s
 /// private data, which the reference `dev` keeps allocated.
 pub struct SecYRef {
-    dev: ARef<NetDevice>,
+    dev: NetDeviceRef,
     secy: NonNull<crate::compat::bindings::macsec_secy>,
 }
 

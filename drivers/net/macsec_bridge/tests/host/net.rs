@@ -420,9 +420,9 @@ pub mod macsec {
             *self.0.macsec.as_ref().expect("a MACsec netdev").sw.borrow()
         }
 
-        pub fn to_ref(&self) -> SecYRef {
+        pub fn to_ref(&self, flags: crate::alloc::Flags) -> SecYRef {
             SecYRef {
-                dev: (&self.0).into(),
+                dev: self.0.hold(flags),
             }
         }
 
@@ -463,7 +463,7 @@ pub mod macsec {
     }
 
     pub struct SecYRef {
-        dev: ARef<NetDevice>,
+        dev: super::device::NetDeviceRef,
     }
 
     impl SecYRef {
