@@ -132,17 +132,21 @@ impl Drop for MacsecBridge {
         {
             let mut rtnl = Rtnl::lock();
             self.bridge.shutdown(&mut rtnl);
+            // A closed bridge installs nothing: every interposer the
+            // shutdown left, and any a lost guard left, goes now, with one
+            // wait for the RX and TX paths (the trampolines are this
+            // module's text). Before the notifier goes: each holds its
+            // device, and a namespace dismantled meanwhile would wait for
+            // that reference holding `pernet_ops_rwsem`, which
+            // unregistering the notifier takes.
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
+            interposer::restore_all(&rtnl);
         }
         // Unregistering replays DOWN and UNREGISTER; the bridge is closed and
         // ignores them, as it ignores offloaded operations from now on.
         drop(self.notifier.take());
         #[cfg(not(MACSEC_BRIDGE_COMPAT))]
         drop(self.offload.take());
-        // Nothing installs any more: every interposer the shutdown left,
-        // and any a lost guard left, goes now, with one wait for the RX and
-        // TX paths (the trampolines are this module's text).
-        #[cfg(MACSEC_BRIDGE_COMPAT)]
-        interposer::restore_all(&Rtnl::lock());
         // The periodic re-read no longer queues itself (no port is left);
         // a feature write deferred before the shutdown finds nothing to do.
         // Both take RTNL, so they are waited for without it.

@@ -486,6 +486,10 @@ impl World {
             let mut g = Rtnl::lock();
             self.b().shutdown(&mut g);
             f(self, &mut g);
+            // As the module's exit: every interposer the shutdown left,
+            // before the notifier goes.
+            #[cfg(MACSEC_BRIDGE_COMPAT)]
+            crate::interposer::restore_all(&g);
             for d in self.all_devices() {
                 if d.is_up() {
                     notifier::call(NetdevEvent::GoingDown(d));
@@ -495,9 +499,6 @@ impl World {
             }
             notifier::unregister_all();
         }
-        // As the module's exit: every interposer the shutdown left.
-        #[cfg(MACSEC_BRIDGE_COMPAT)]
-        crate::interposer::restore_all(&Rtnl::lock());
         self.offload = None;
         self.absorb();
         // The work items run; they find nothing to do.
