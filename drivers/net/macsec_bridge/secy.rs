@@ -222,15 +222,10 @@ pub(crate) fn relate(
             None => (None, None),
         }
     };
-    // A new reference only for a new SecY: each takes a tracker.
-    let held = if e.secy.as_deref() == secy {
-        None
-    } else {
-        Some(secy.map(|d| d.hold(GFP_KERNEL)))
-    };
     e.relation = relation;
-    if let Some(held) = held {
-        e.secy = held;
+    // A new reference only for a new SecY: each takes a tracker.
+    if e.secy.as_deref() != secy {
+        e.secy = secy.map(|d| d.hold(GFP_KERNEL));
     }
     let known = match &e.secy {
         None if e.binding.is_some() => Knowledge::Stale,
