@@ -307,20 +307,25 @@ vm_times() {
 			awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 }
 
-# kunit_results MODE: the KUnit doctests of the abstractions (the patch
-# series) that ran at the guest's boot. MODE count: each is a result;
-# check: only a failure is (the same doctests, counted in another guest).
+# kunit_results MODE: the KUnit tests of the abstractions (the patch
+# series) that ran at the guest's boot: the doctests of kernel::net and
+# kernel::rdma, and the cases of the rust_netlink suite, which the series
+# extends. MODE count: each is a result; check: only a failure is (the
+# same tests, counted in another guest).
 kunit_results() {
-	local line name rc
-	grep -E '^ *(not )?ok [0-9]+ rust_doctest_kernel_(net|rdma)' "$log/ksft-results.kunit" 2>/dev/null |
-	while IFS= read -r line; do
-		name=${line##* rust_doctest_kernel_}
-		case "$line" in
-		*"not ok"*) echo "1 kunit $name" ;;
-		*"# SKIP"*) echo "4 kunit $name" ;;
-		*) echo "0 kunit $name" ;;
-		esac
-	done > "$log/kunit-results"
+	local rc name
+	awk '
+		/^    # Subtest: / { suite = $3; next }
+		match($0, /^ *(not )?ok [0-9]+ [^ ]+/) {
+			n = split(substr($0, RSTART, RLENGTH), f, " ")
+			if (f[n] ~ /^rust_doctest_kernel_(net|rdma)/)
+				name = substr(f[n], 21)
+			else if (suite == "rust_netlink" && /^    /)
+				name = suite " " f[n]
+			else
+				next
+			print (/^ *not ok/ ? 1 : / # SKIP/ ? 4 : 0), "kunit " name
+		}' "$log/ksft-results.kunit" 2>/dev/null > "$log/kunit-results"
 	while read -r rc name; do
 		[ "$1" = count ] || [ "$rc" -eq 1 ] || continue
 		result "$name" "$rc" "$log/ksft-results.kunit"

@@ -65,7 +65,7 @@ impl DoHandler for DevGet {
     /// gets is what the feature bit and the last notification say.
     fn doit(info: &mut Info<'_>) -> Result {
         let ifindex = info.require(A_DEV_IFINDEX)?.as_u32();
-        let reply = info.reply(CMD_DEV_GET)?;
+        let mut reply = info.reply(CMD_DEV_GET)?;
         let here = info.net().cookie();
         // `dev_get_by_index()`: under RCU, with a reference of its own.
         let dev = NetDevice::get_by_index(info.net(), ifindex as i32);
@@ -78,7 +78,7 @@ impl DoHandler for DevGet {
             let Some(o) = st.published(&dev, here) else {
                 return Ok(false);
             };
-            wire::fill(&reply, &o)?;
+            wire::fill(&mut reply, &o)?;
             Ok(true)
         })
         .unwrap_or(Ok(false))?;
@@ -95,15 +95,19 @@ impl DoHandler for DevGet {
 
 impl DumpHandler for DevGet {
     const POLICY: &'static [AttrPolicy] = &DEV_DUMP_POLICY;
+    /// The serial of the last port sent, low half first: two `u32`s,
+    /// since a `u64` may be more aligned than the dump's context (a
+    /// `long`'s, on 32-bit architectures).
+    type State = [u32; 2];
 
     /// The ports published in the caller's namespace, in the order they
-    /// were tracked, resuming after the serial of the last one sent (kept
-    /// in two words of the dump's state, 32 bits each). Under the state's
-    /// mutex alone, as `dev-get`; a round walks the caller's namespace's
-    /// ports only ([`published_in`](crate::state::State::published_in)), whatever the others hold.
-    /// Any change of any object between two rounds moves the clock, and
-    /// the next message carries `NLM_F_DUMP_INTR`.
-    fn dumpit(dump: &mut Dump<'_>) -> Result {
+    /// were tracked, resuming after the serial of the last one sent. Under
+    /// the state's mutex alone, as `dev-get`; a round walks the caller's
+    /// namespace's ports only
+    /// ([`published_in`](crate::state::State::published_in)), whatever the
+    /// others hold. Any change of any object between two rounds moves the
+    /// clock, and the next message carries `NLM_F_DUMP_INTR`.
+    fn dumpit(dump: &mut Dump<'_, [u32; 2]>) -> Result {
         let here = dump.info().net().cookie();
         bridge::with(|b| -> Result {
             let span = Span::start();
@@ -111,21 +115,19 @@ impl DumpHandler for DevGet {
             st.begin();
             // Zero would turn the check off.
             dump.set_generation((st.clock as u32).max(1));
-            let [lo, hi, ..] = *dump.state();
-            let after = (lo as u64 & 0xffff_ffff) | ((hi as u64 & 0xffff_ffff) << 32);
+            let [lo, hi] = *dump.state();
+            let after = u64::from(lo) | (u64::from(hi) << 32);
             let mut sent = 0;
             let mut visited = 0;
             let ret = st.published_in(here, after, |serial, o| {
                 visited += 1;
                 if let Some(o) = o {
-                    let msg = dump.message(CMD_DEV_GET)?;
-                    wire::fill(&msg, &o)?;
+                    let mut msg = dump.message(CMD_DEV_GET)?;
+                    wire::fill(&mut msg, &o)?;
                     msg.commit();
                     sent += 1;
                 }
-                let state = dump.state();
-                state[0] = (serial & 0xffff_ffff) as isize;
-                state[1] = (serial >> 32) as isize;
+                *dump.state() = [serial as u32, (serial >> 32) as u32];
                 Ok(())
             });
             let work = Work {

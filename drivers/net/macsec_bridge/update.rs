@@ -264,9 +264,9 @@ impl Bridge {
                     let note = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)
                         .and_then(|skb| skb.genlmsg_put(0, 0, family, wire::CMD_DEV_CHANGE_NTF))
                         .map_err(Error::from);
-                    let fill = |m: GenlMsg| {
+                    let fill = |mut m: GenlMsg| {
                         let o = e.object().ok_or(EINVAL)?;
-                        wire::fill(&m, &o).map(|()| m)
+                        wire::fill(&mut m, &o).map(|()| m)
                     };
                     let sent = match note.and_then(fill) {
                         Ok(m) => fx.notes.push((ARef::from(&*e.dev), m), GFP_KERNEL).is_ok(),

@@ -11,7 +11,7 @@
 use crate::lockstep::{Protection, Reason};
 use crate::model::{Object, Owner, Relation};
 use crate::net::macsec::Cipher;
-use crate::net::netlink::MsgAttrs;
+use crate::net::netlink::{GenlMsg, MsgBuffer};
 use kernel::prelude::*;
 
 /// `dev-get`.
@@ -98,7 +98,7 @@ fn owner(o: Owner) -> u32 {
 /// every reader is). Called under the state's mutex, with or without RTNL:
 /// it reads no netdev, whose names, ifindexes and namespaces change under
 /// RTNL alone.
-pub(crate) fn fill(msg: &MsgAttrs, o: &Object<'_>) -> Result {
+pub(crate) fn fill<B: MsgBuffer>(msg: &mut GenlMsg<B>, o: &Object<'_>) -> Result {
     let p = o.view;
     msg.put_u32(A_DEV_IFINDEX.into(), p.ifindex as u32)?;
     // IFNAMSIZ counts the NUL: a name is NUL-terminated within its 16 bytes.
@@ -149,7 +149,7 @@ pub(crate) fn fill(msg: &MsgAttrs, o: &Object<'_>) -> Result {
 }
 
 /// Puts `name` (no NUL) as a string attribute.
-fn put_name(msg: &MsgAttrs, kind: u16, name: &[u8]) -> Result {
+fn put_name<B: MsgBuffer>(msg: &mut GenlMsg<B>, kind: u16, name: &[u8]) -> Result {
     let mut z = KVec::new();
     z.extend_from_slice(name, GFP_KERNEL)?;
     z.push(0, GFP_KERNEL)?;

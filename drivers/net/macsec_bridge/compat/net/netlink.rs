@@ -34,7 +34,7 @@
 //!     const POLICY: &'static [AttrPolicy] = &POLICY;
 //!     fn doit(info: &mut Info<'_>) -> Result {
 //!         let index = info.require(ATTR_INDEX)?.as_u32();
-//!         let msg = info.reply(1)?;
+//!         let mut msg = info.reply(1)?;
 //!         msg.put_u32(ATTR_INDEX.into(), index)?;
 //!         msg.reply(info)
 //!     }
@@ -43,14 +43,16 @@
 //! struct List;
 //! impl DumpHandler for List {
 //!     const POLICY: &'static [AttrPolicy] = &DUMP_POLICY;
-//!     fn dumpit(dump: &mut Dump<'_>) -> Result {
+//!     /// The number of messages sent in earlier rounds.
+//!     type State = u32;
+//!     fn dumpit(dump: &mut Dump<'_, u32>) -> Result {
 //!         // Resumes where the last round stopped.
-//!         while dump.state()[0] < 3 {
-//!             let n = dump.state()[0] as u32;
-//!             let msg = dump.message(1)?;
+//!         while *dump.state() < 3 {
+//!             let n = *dump.state();
+//!             let mut msg = dump.message(1)?;
 //!             msg.put_u32(ATTR_INDEX.into(), n + 1)?;
 //!             msg.commit();
-//!             dump.state()[0] += 1;
+//!             *dump.state() += 1;
 //!         }
 //!         Ok(())
 //!     }
@@ -86,7 +88,6 @@ use crate::compat::{
 use core::{
     marker::PhantomData,
     mem::ManuallyDrop,
-    ops::Deref,
     ptr::NonNull, //
 };
 
@@ -139,34 +140,173 @@ impl Drop for NetlinkSkBuff {
     }
 }
 
+/// A buffer a generic netlink message is built in: one of its own ([`NetlinkSkBuff`]), or the
+/// buffer of a round of a dump ([`DumpBuffer`]).
+///
+/// The trait is sealed: those two are its only implementations.
+pub trait MsgBuffer: private::Sealed {
+    /// The `sk_buff`, valid as long as `self` is.
+    fn as_raw(&self) -> *mut crate::compat::bindings::sk_buff;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::NetlinkSkBuff {}
+    impl Sealed for super::DumpBuffer<'_> {}
+}
+
+impl MsgBuffer for NetlinkSkBuff {
+    fn as_raw(&self) -> *mut crate::compat::bindings::sk_buff {
+        self.skb.as_ptr()
+    }
+}
+
 /// A generic netlink message being constructed.
 ///
 /// # Invariants
 ///
-/// `hdr` references the header in this netlink message.
-pub struct GenlMsg {
-    skb: NetlinkSkBuff,
+/// `hdr` references the header in this netlink message, the last one in `skb`.
+pub struct GenlMsg<B: MsgBuffer = NetlinkSkBuff> {
+    skb: B,
     hdr: NonNull<c_void>,
 }
 
+impl<B: MsgBuffer> GenlMsg<B> {
+    /// Puts an attribute into the message.
+    #[inline]
+    fn put<T>(&mut self, attrtype: c_int, value: &T) -> Result
+    where
+        T: ?Sized + AsBytes,
+    {
+        // `nla_len` is a 16-bit field that encodes the total attribute length
+        // (header + payload). Subtracting the header size from `u16::MAX` gives
+        // the largest payload that still fits within that field.
+        const MAX_PAYLOAD_LEN: usize =
+            u16_as_usize(u16::MAX) - size_of::<crate::compat::bindings::nlattr>();
+
+        let skb = self.skb.as_raw();
+        let len = size_of_val(value);
+        let ptr = core::ptr::from_ref(value).cast::<c_void>();
+        if len > MAX_PAYLOAD_LEN {
+            return Err(EMSGSIZE);
+        }
+        // SAFETY: `skb` is valid by `MsgBuffer`, and the provided value is
+        // readable and initialized for its `size_of` bytes.
+        to_result(unsafe { crate::compat::bindings::nla_put(skb, attrtype, len as c_int, ptr) })
+    }
+
+    /// Puts a `u8` attribute into the message.
+    #[inline]
+    pub fn put_u8(&mut self, attrtype: c_int, value: u8) -> Result {
+        self.put(attrtype, &value)
+    }
+
+    /// Puts a `u32` attribute into the message.
+    #[inline]
+    pub fn put_u32(&mut self, attrtype: c_int, value: u32) -> Result {
+        self.put(attrtype, &value)
+    }
+
+    /// Puts an `s32` attribute into the message.
+    #[inline]
+    pub fn put_s32(&mut self, attrtype: c_int, value: i32) -> Result {
+        self.put(attrtype, &value)
+    }
+
+    /// Puts a `u64` attribute into the message, 8-byte aligned: where the architecture needs it,
+    /// an attribute of type `padattr` goes before it (`nla_put_64bit`).
+    #[inline]
+    pub fn put_u64(&mut self, attrtype: c_int, value: u64, padattr: c_int) -> Result {
+        let skb = self.skb.as_raw();
+        let ptr = core::ptr::from_ref(&value).cast::<c_void>();
+        // SAFETY: `skb` is valid by `MsgBuffer`, and `value` is 8 readable bytes.
+        to_result(unsafe { crate::compat::bindings::nla_put_64bit(skb, attrtype, 8, ptr, padattr) })
+    }
+
+    /// Puts a string attribute into the message.
+    #[inline]
+    pub fn put_string(&mut self, attrtype: c_int, value: &CStr) -> Result {
+        self.put(attrtype, value.to_bytes_with_nul())
+    }
+
+    /// Puts a flag attribute into the message.
+    #[inline]
+    pub fn put_flag(&mut self, attrtype: c_int) -> Result {
+        let skb = self.skb.as_raw();
+        // SAFETY: `skb` is valid by `MsgBuffer`, and a null pointer is valid
+        // when the length is zero.
+        to_result(unsafe { crate::compat::bindings::nla_put(skb, attrtype, 0, core::ptr::null()) })
+    }
+
+    /// Puts a nested attribute (`nla_nest_start`), whose content `f` puts into the message. If
+    /// `f` fails, the nest is taken out of the message again and `f`'s error returned; so is it,
+    /// with `EMSGSIZE`, if its content is too long for an attribute.
+    pub fn nest(&mut self, attrtype: c_int, f: impl FnOnce(&mut Self) -> Result) -> Result {
+        const HDRLEN: usize = size_of::<crate::compat::bindings::nlattr>();
+
+        let skb = self.skb.as_raw();
+        // SAFETY: `skb` is valid by `MsgBuffer`. A netlink `sk_buff` is linear: the message
+        // is its `len` bytes from `data`, and a put appends to it.
+        let offset = unsafe { (*skb).len } as usize;
+        // SAFETY: As above.
+        if unsafe { crate::compat::bindings::nla_nest_start(skb, attrtype) }.is_null() {
+            return Err(EMSGSIZE);
+        }
+        let ret = f(self);
+        // `f` may have swapped `*self` for another message (`mem::swap`), and freed the buffer
+        // the nest started in: the nest is found again at its offset in the buffer that `self`
+        // has now, within its length. In a swapped message that is some other attribute, whose
+        // length is then wrong; no write leaves the buffer.
+        let skb = self.skb.as_raw();
+        // SAFETY: As above.
+        let (data, len) = unsafe { ((*skb).data, (*skb).len as usize) };
+        if len < offset + HDRLEN {
+            return ret.and(Err(EINVAL));
+        }
+        // SAFETY: `offset + HDRLEN` is within the message, which starts at `data`.
+        let start = unsafe { data.add(offset) }.cast::<crate::compat::bindings::nlattr>();
+        match ret {
+            Ok(()) if len - offset <= usize::from(u16::MAX) => {
+                // SAFETY: `start` is an attribute header in `skb`'s message, and `skb` is valid.
+                unsafe { crate::compat::bindings::nla_nest_end(skb, start) };
+                Ok(())
+            }
+            _ => {
+                // SAFETY: As above; the message is cut back to end before `start`.
+                unsafe { crate::compat::bindings::nla_nest_cancel(skb, start) };
+                ret.and(Err(EMSGSIZE))
+            }
+        }
+    }
+}
+
 impl GenlMsg {
-    /// Sends the message as the reply to the request `info`
-    /// (`genlmsg_reply`).
-    pub fn reply(self, info: &Info<'_>) -> Result {
+    /// Sends the generic netlink message as a multicast message.
+    #[inline]
+    pub fn multicast(
+        self,
+        family: &'static Family,
+        portid: u32,
+        group: u32,
+        flags: alloc::Flags,
+    ) -> Result {
         let me = ManuallyDrop::new(self);
-        // SAFETY: The `skb` and `info` pointers are valid. We pass ownership of the `skb` to
-        // `genlmsg_reply` by not dropping `self`.
+        // SAFETY: The `skb` and `family` pointers are valid. We pass ownership of the `skb` to
+        // `genlmsg_multicast` by not dropping `self`.
         unsafe {
             crate::compat::bindings::genlmsg_end(me.skb.skb.as_ptr(), me.hdr.as_ptr());
-            to_result(crate::compat::bindings::genlmsg_reply(
+            to_result(crate::compat::bindings::genlmsg_multicast(
+                family.as_raw(),
                 me.skb.skb.as_ptr(),
-                info.raw,
+                portid,
+                group,
+                crate::compat::gfp(flags),
             ))
         }
     }
 
-    /// Sends the generic netlink message as a multicast message to the
-    /// listeners of `group` in the network namespace `net`.
+    /// Sends the generic netlink message as a multicast message to the listeners of `group` in
+    /// the network namespace `net`.
     ///
     /// Having no listener is not an error here, unlike in `genlmsg_multicast`.
     pub fn multicast_netns(
@@ -197,162 +337,24 @@ impl GenlMsg {
         }
     }
 
-    /// Sends the generic netlink message as a multicast message.
-    #[inline]
-    pub fn multicast(
-        self,
-        family: &'static Family,
-        portid: u32,
-        group: u32,
-        flags: alloc::Flags,
-    ) -> Result {
+    /// Sends the message as the reply to the request `info` (`genlmsg_reply`).
+    pub fn reply(self, info: &Info<'_>) -> Result {
         let me = ManuallyDrop::new(self);
-        // SAFETY: The `skb` and `family` pointers are valid. We pass ownership of the `skb` to
-        // `genlmsg_multicast` by not dropping `self`.
+        // SAFETY: The `skb` and `info` pointers are valid. We pass ownership of the `skb` to
+        // `genlmsg_reply` by not dropping `self`.
         unsafe {
             crate::compat::bindings::genlmsg_end(me.skb.skb.as_ptr(), me.hdr.as_ptr());
-            to_result(crate::compat::bindings::genlmsg_multicast(
-                family.as_raw(),
+            to_result(crate::compat::bindings::genlmsg_reply(
                 me.skb.skb.as_ptr(),
-                portid,
-                group,
-                crate::compat::gfp(flags),
+                info.raw,
             ))
         }
     }
 }
-impl Drop for GenlMsg {
+impl<B: MsgBuffer> Drop for GenlMsg<B> {
     fn drop(&mut self) {
         // SAFETY: The `hdr` pointer references the header of this generic netlink message.
-        unsafe {
-            crate::compat::bindings::genlmsg_cancel(self.skb.skb.as_ptr(), self.hdr.as_ptr())
-        };
-    }
-}
-
-/// The attributes of a netlink message being built: what [`GenlMsg`] and
-/// [`DumpMsg`] dereference to. Only shared references to it exist, so the
-/// `sk_buff` under it can be neither moved nor swapped.
-///
-/// # Invariants
-///
-/// The `sk_buff` is valid and its last message is the one being built.
-#[repr(transparent)]
-pub struct MsgAttrs(Opaque<crate::compat::bindings::sk_buff>);
-
-impl MsgAttrs {
-    /// # Safety
-    ///
-    /// `skb` must be valid, with the message being built last, for `'a`,
-    /// and only be written through the returned reference meanwhile.
-    unsafe fn from_raw<'a>(skb: *mut crate::compat::bindings::sk_buff) -> &'a MsgAttrs {
-        // SAFETY: `MsgAttrs` is transparent over the `sk_buff`, which the
-        // caller guarantees is valid for `'a`; `Opaque` allows the C calls
-        // below to write it through a shared reference.
-        unsafe { &*skb.cast() }
-    }
-
-    fn skb(&self) -> *mut crate::compat::bindings::sk_buff {
-        self.0.get()
-    }
-
-    /// Puts an attribute into the message.
-    #[inline]
-    fn put<T>(&self, attrtype: c_int, value: &T) -> Result
-    where
-        T: ?Sized + AsBytes,
-    {
-        // `nla_len` is a 16-bit field that encodes the total attribute length
-        // (header + payload). Subtracting the header size from `u16::MAX` gives
-        // the largest payload that still fits within that field.
-        const MAX_PAYLOAD_LEN: usize =
-            u16_as_usize(u16::MAX) - size_of::<crate::compat::bindings::nlattr>();
-
-        let skb = self.skb();
-        let len = size_of_val(value);
-        let ptr = core::ptr::from_ref(value).cast::<c_void>();
-        if len > MAX_PAYLOAD_LEN {
-            return Err(EMSGSIZE);
-        }
-        // SAFETY: `skb` is valid by the type invariants, and the provided value is
-        // readable and initialized for its `size_of` bytes.
-        to_result(unsafe { crate::compat::bindings::nla_put(skb, attrtype, len as c_int, ptr) })
-    }
-
-    /// Puts a `u8` attribute into the message.
-    #[inline]
-    pub fn put_u8(&self, attrtype: c_int, value: u8) -> Result {
-        self.put(attrtype, &value)
-    }
-
-    /// Puts a `u32` attribute into the message.
-    #[inline]
-    pub fn put_u32(&self, attrtype: c_int, value: u32) -> Result {
-        self.put(attrtype, &value)
-    }
-
-    /// Puts an `s32` attribute into the message.
-    #[inline]
-    pub fn put_s32(&self, attrtype: c_int, value: i32) -> Result {
-        self.put(attrtype, &value)
-    }
-
-    /// Puts a `u64` attribute into the message, 8-byte aligned: on
-    /// architectures that need it, an attribute of type `padattr` is put
-    /// before it (`nla_put_64bit`).
-    #[inline]
-    pub fn put_u64(&self, attrtype: c_int, value: u64, padattr: c_int) -> Result {
-        let skb = self.skb();
-        let ptr = core::ptr::from_ref(&value).cast::<c_void>();
-        // SAFETY: `skb` is valid by the type invariants, and `value` is 8
-        // readable bytes.
-        to_result(unsafe { crate::compat::bindings::nla_put_64bit(skb, attrtype, 8, ptr, padattr) })
-    }
-
-    /// Puts a string attribute into the message.
-    #[inline]
-    pub fn put_string(&self, attrtype: c_int, value: &CStr) -> Result {
-        self.put(attrtype, value.to_bytes_with_nul())
-    }
-
-    /// Puts a flag attribute into the message.
-    #[inline]
-    pub fn put_flag(&self, attrtype: c_int) -> Result {
-        let skb = self.skb();
-        // SAFETY: `skb` is valid by the type invariants, and a null pointer is valid
-        // when the length is zero.
-        to_result(unsafe { crate::compat::bindings::nla_put(skb, attrtype, 0, core::ptr::null()) })
-    }
-
-    /// Puts a nested attribute whose content `f` puts. If `f` fails, the
-    /// nest is removed again and its error returned.
-    pub fn nest(&self, attrtype: c_int, f: impl FnOnce(&Self) -> Result) -> Result {
-        let skb = self.skb();
-        // SAFETY: `skb` is valid by the type invariants.
-        let start = unsafe { crate::compat::bindings::nla_nest_start(skb, attrtype) };
-        if start.is_null() {
-            return Err(EMSGSIZE);
-        }
-        let ret = f(self);
-        // SAFETY: `start` was returned by `nla_nest_start` on this `skb`, and
-        // what `f` put follows it.
-        unsafe {
-            match ret {
-                Ok(()) => _ = crate::compat::bindings::nla_nest_end(skb, start),
-                Err(_) => crate::compat::bindings::nla_nest_cancel(skb, start),
-            }
-        }
-        ret
-    }
-}
-
-impl Deref for GenlMsg {
-    type Target = MsgAttrs;
-
-    fn deref(&self) -> &MsgAttrs {
-        // SAFETY: the message owns its valid `skb`, whose last message is
-        // this one (type invariants); the borrow of `self` keeps it so.
-        unsafe { MsgAttrs::from_raw(self.skb.skb.as_ptr()) }
+        unsafe { crate::compat::bindings::genlmsg_cancel(self.skb.as_raw(), self.hdr.as_ptr()) };
     }
 }
 
@@ -735,10 +737,16 @@ pub trait DumpHandler {
     /// The attributes the dump request may carry, indexed by type.
     const POLICY: &'static [AttrPolicy];
 
+    /// What the dump keeps from one round to the next, in the dump's context (`cb->ctx`): all
+    /// zeroes when the dump starts, hence [`Zeroable`]. It is never dropped, hence [`Copy`].
+    /// [`Operation::dumpit`] refuses, at build time, a state larger or more aligned than the
+    /// context (`NETLINK_CTX_SIZE` bytes, aligned as a `long`).
+    type State: Zeroable + Copy;
+
     /// Fills one round of the dump with [`Dump::message`] and returns `Ok(())` when the dump is
     /// complete. When the buffer is full, [`Dump::message`] or a put fails with `EMSGSIZE`:
     /// return that error as is, and the next round resumes from [`Dump::state`].
-    fn dumpit(dump: &mut Dump<'_>) -> Result;
+    fn dumpit(dump: &mut Dump<'_, Self::State>) -> Result;
 }
 
 /// One operation of a [`Family`]: a `do` or a `dump` handler for a command, with its own
@@ -768,8 +776,13 @@ impl Operation {
 
     /// A `dump` operation for command `cmd`, handled by `H`.
     ///
-    /// Will panic if provided with invalid arguments, as [`Operation::doit`].
+    /// Will panic if provided with invalid arguments, as [`Operation::doit`], or if
+    /// `H::State` does not fit the dump's context.
     pub const fn dumpit<H: DumpHandler>(cmd: u8, perm: Permission) -> Operation {
+        type Ctx = crate::compat::bindings::netlink_callback__bindgen_ty_1;
+        if size_of::<H::State>() > size_of::<Ctx>() || align_of::<H::State>() > align_of::<Ctx>() {
+            panic!("the dump state does not fit the dump's context");
+        }
         let mut op: crate::compat::bindings::genl_split_ops = pin_init::zeroed();
         op.__bindgen_anon_1 = crate::compat::bindings::genl_split_ops__bindgen_ty_1 {
             __bindgen_anon_2: crate::compat::bindings::genl_split_ops__bindgen_ty_1__bindgen_ty_2 {
@@ -834,10 +847,14 @@ unsafe extern "C" fn dumpit_callback<H: DumpHandler>(
     // SAFETY: For a generic netlink dump, `cb` carries the dump's info, set up by the core.
     let dinfo = unsafe { crate::compat::bindings::genl_dumpit_info(cb) };
     // INVARIANT: `skb` and `cb` are valid for this round, and `dinfo` is the dump's info, with an
-    // `attrs` table of `H::POLICY.len()` entries.
+    // `attrs` table of `H::POLICY.len()` entries. `cb->ctx` holds a valid `H::State`: it fits
+    // (`Operation::dumpit` checked), the core zeroed it when the dump started (a valid state, by
+    // `Zeroable`), and only this callback writes it, through `Dump::state`, as an `H::State`;
+    // generic netlink keeps its own state of a dump in `cb->data`.
     let mut dump = Dump {
         skb,
         cb,
+        _state: PhantomData,
         info: Info {
             // SAFETY: `dinfo` is valid for the dump.
             raw: unsafe { (&raw const (*dinfo).info).cast_mut() },
@@ -1038,23 +1055,25 @@ impl<'a> Attr<'a> {
     }
 }
 
-/// One round of a dump.
+/// One round of a dump, whose handler keeps a state of type `S` across rounds.
 ///
 /// # Invariants
 ///
-/// `skb` is the round's buffer and `cb` the dump's state, both valid for `'a`.
-pub struct Dump<'a> {
+/// `skb` is the round's buffer and `cb` the dump's state, both valid for `'a`; `cb->ctx` holds a
+/// valid `S`.
+pub struct Dump<'a, S> {
     skb: *mut crate::compat::bindings::sk_buff,
     cb: *mut crate::compat::bindings::netlink_callback,
     info: Info<'a>,
+    _state: PhantomData<S>,
 }
 
-impl<'a> Dump<'a> {
-    /// Six words of state kept across the rounds of a dump, zero when it starts.
-    pub fn state(&mut self) -> &mut [c_long; 6] {
-        // SAFETY: `cb` is valid for the round (type invariant); `args` is the dump's scratch
-        // space, which generic netlink leaves to the family.
-        unsafe { &mut (*self.cb).__bindgen_anon_1.args }
+impl<'a, S: Zeroable + Copy> Dump<'a, S> {
+    /// The handler's state, kept across the rounds of the dump ([`DumpHandler::State`]).
+    pub fn state(&mut self) -> &mut S {
+        // SAFETY: `cb` is valid for the round, and its `ctx` holds a valid `S` (type invariants),
+        // which is only reached through `self`, borrowed mutably here.
+        unsafe { &mut *(&raw mut (*self.cb).__bindgen_anon_1).cast::<S>() }
     }
 
     /// The dump request.
@@ -1088,60 +1107,54 @@ impl<'a> Dump<'a> {
         };
         let hdr = NonNull::new(hdr).ok_or(EMSGSIZE)?;
         // INVARIANT: `hdr` heads the last message of the round's buffer, and `cb` is the dump's
-        // state.
-        Ok(DumpMsg {
-            skb: self.skb,
-            cb: self.cb,
+        // state, both borrowed from `self`.
+        Ok(GenlMsg {
+            skb: DumpBuffer {
+                skb: self.skb,
+                cb: self.cb,
+                _p: PhantomData,
+            },
             hdr,
-            _p: PhantomData,
         })
     }
 }
 
-/// A message being built in a dump's buffer.
+/// The buffer of a round of a dump, which [`DumpMsg`]s are built in.
 ///
 /// # Invariants
 ///
-/// `hdr` heads the last message of the valid buffer `skb`, and `cb` is the valid state of the
-/// dump, both borrowed from a [`Dump`] for `'a`.
-pub struct DumpMsg<'a> {
+/// `skb` is the round's valid buffer and `cb` the dump's valid state, both borrowed from a
+/// [`Dump`] for `'a`.
+pub struct DumpBuffer<'a> {
     skb: *mut crate::compat::bindings::sk_buff,
     cb: *mut crate::compat::bindings::netlink_callback,
-    hdr: NonNull<c_void>,
-    _p: PhantomData<&'a mut Dump<'a>>,
+    _p: PhantomData<&'a mut crate::compat::bindings::netlink_callback>,
 }
 
+impl MsgBuffer for DumpBuffer<'_> {
+    fn as_raw(&self) -> *mut crate::compat::bindings::sk_buff {
+        self.skb
+    }
+}
+
+/// A message being built in a round of a dump. Dropped without [`DumpMsg::commit`], it is taken
+/// out of the buffer.
+pub type DumpMsg<'a> = GenlMsg<DumpBuffer<'a>>;
+
 impl DumpMsg<'_> {
-    /// Completes the message. A message dropped without `commit` is removed from the buffer.
+    /// Completes the message.
     ///
     /// The first message completed after the generation changed carries `NLM_F_DUMP_INTR` (see
     /// [`Dump::set_generation`]): it is checked here, not when the message starts, so that a
-    /// message removed again cannot take the flag with it.
+    /// message taken out again cannot take the flag with it.
     pub fn commit(self) {
         let me = ManuallyDrop::new(self);
-        // SAFETY: `hdr` heads the last message of `skb`, and `cb` is the dump's state (type
-        // invariant).
+        // SAFETY: `hdr` heads the last message of the round's buffer, and `cb` is the dump's
+        // state (type invariants). `me` is not dropped: the message stays.
         unsafe {
-            crate::compat::bindings::genl_dump_check_consistent(me.cb, me.hdr.as_ptr());
-            crate::compat::bindings::genlmsg_end(me.skb, me.hdr.as_ptr());
+            crate::compat::bindings::genl_dump_check_consistent(me.skb.cb, me.hdr.as_ptr());
+            crate::compat::bindings::genlmsg_end(me.skb.skb, me.hdr.as_ptr());
         }
-    }
-}
-
-impl Deref for DumpMsg<'_> {
-    type Target = MsgAttrs;
-
-    fn deref(&self) -> &MsgAttrs {
-        // SAFETY: The buffer is valid and this message is its last (type invariants), for as
-        // long as `self` is borrowed.
-        unsafe { MsgAttrs::from_raw(self.skb) }
-    }
-}
-
-impl Drop for DumpMsg<'_> {
-    fn drop(&mut self) {
-        // SAFETY: `hdr` heads the last message of `skb` (type invariant).
-        unsafe { crate::compat::bindings::genlmsg_cancel(self.skb, self.hdr.as_ptr()) };
     }
 }
 
@@ -1172,5 +1185,51 @@ mod tests {
                 assert_eq!(b_val, c_val);
             }
         }
+    }
+
+    #[test]
+    fn test_nest() -> Result {
+        // SAFETY: KUnit tests are built into vmlinux, whose module pointer is NULL.
+        static THIS: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+        static FAMILY: Family = Family::const_new(&THIS, b"rust_nest_test\0", 1, &[]);
+        const NESTED: u16 = crate::compat::bindings::NLA_F_NESTED as u16;
+
+        let mut msg =
+            NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?.genlmsg_put(0, 0, &FAMILY, 1)?;
+        let skb = msg.skb.skb.as_ptr();
+        // SAFETY: `msg` owns the valid, linear `skb` until it is dropped at the end.
+        let len = || unsafe { (*skb).len } as usize;
+        // SAFETY: As above; `offset` is within the message.
+        let nla = |offset: usize| unsafe {
+            *(*skb)
+                .data
+                .add(offset)
+                .cast::<crate::compat::bindings::nlattr>()
+        };
+        let empty = len();
+
+        msg.nest(1, |m| m.put_u32(2, 7))?;
+        // A nest header around a `u32` attribute, 4 + 8 bytes.
+        assert_eq!(len(), empty + 12);
+        assert_eq!((nla(empty).nla_len, nla(empty).nla_type), (12, 1 | NESTED));
+        assert_eq!((nla(empty + 4).nla_len, nla(empty + 4).nla_type), (8, 2));
+
+        // A nest whose content fails is taken out again, with what it put.
+        let failed = msg.nest(3, |m| {
+            m.put_u32(2, 7)?;
+            Err(ENOSPC)
+        });
+        assert_eq!(failed, Err(ENOSPC));
+        assert_eq!(len(), empty + 12);
+
+        // Nests nest.
+        msg.nest(4, |m| m.nest(5, |m| m.put_flag(6)))?;
+        assert_eq!(len(), empty + 24);
+        assert_eq!(nla(empty + 12).nla_len, 12);
+        assert_eq!(
+            (nla(empty + 16).nla_len, nla(empty + 16).nla_type),
+            (8, 5 | NESTED)
+        );
+        Ok(())
     }
 }

@@ -207,7 +207,7 @@ pub mod wire {
 
     /// Object `o`, as the real `fill` writes it. It names its port by
     /// ifindex, as on the wire: the world resolves that to the device.
-    pub(crate) fn fill(msg: &GenlMsg, o: &Object<'_>) -> Result {
+    pub(crate) fn fill(msg: &mut GenlMsg, o: &Object<'_>) -> Result {
         crate::kernel::alloc::charge()?;
         let v = o.view;
         let len = v.name.iter().position(|&b| b == 0).unwrap_or(v.name.len());
@@ -232,7 +232,7 @@ pub mod wire {
             gids: o.gids.iter().map(|g| g.index).collect(),
             generation: o.generation,
         };
-        *msg.note.borrow_mut() = Some(note);
+        msg.note = Some(note);
         Ok(())
     }
 }

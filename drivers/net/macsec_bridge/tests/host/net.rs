@@ -734,7 +734,6 @@ pub mod netlink {
     use super::namespace::Net;
     use crate::alloc::Flags;
     use crate::error::Result;
-    use std::cell::RefCell;
 
     pub const GENLMSG_DEFAULT_SIZE: usize = 8192;
 
@@ -762,17 +761,14 @@ pub mod netlink {
         }
 
         pub fn genlmsg_put(self, _portid: u32, _seq: u32, _f: &Family, cmd: u8) -> Result<GenlMsg> {
-            Ok(GenlMsg {
-                cmd,
-                note: RefCell::new(None),
-            })
+            Ok(GenlMsg { cmd, note: None })
         }
     }
 
     /// A message being built: the port object `fill` put in it.
     pub struct GenlMsg {
         pub cmd: u8,
-        pub(crate) note: RefCell<Option<crate::host::Note>>,
+        pub(crate) note: Option<crate::host::Note>,
     }
 
     // SAFETY: single-threaded host world.
@@ -787,10 +783,7 @@ pub mod netlink {
             _group: u32,
             _fl: Flags,
         ) -> Result {
-            let note = self
-                .note
-                .into_inner()
-                .expect("a notification with an object");
+            let note = self.note.expect("a notification with an object");
             assert_eq!(
                 note.netns,
                 net.cookie(),
