@@ -8,8 +8,10 @@
 #   scripts/series-bisect.sh [--variant debug]
 #
 # The whole series is what the cached test kernel holds, and `make check`
-# holds that build to zero warnings. This script copies that tree once and,
-# for each shorter prefix of the series (all patches but the last, then one
+# holds that build to zero warnings. This script copies that tree once,
+# builds the series' in-tree user there (the module with
+# CONFIG_MACSEC_BRIDGE=m, and its kselftests' test module) and takes it
+# away again, then, for each shorter prefix of the series (all patches but the last, then one
 # fewer, ... then the first alone), puts the prefix's files in place,
 # touching only the files whose content differs, and rebuilds
 # incrementally with the same command and config as scripts/kernel.sh.
@@ -23,8 +25,9 @@ variant=debug
 export KERNEL_SERIES=$MODULE_SERIES
 kdir=$("$top/scripts/kernel.sh" --variant "$variant")
 
-mapfile -t patches < <(find "$top/patches/$KERNEL_SERIES" -maxdepth 1 -name '*.patch' ! -name '0000-*' |
-	LC_ALL=C sort)
+mapfile -t patches < <("$top/scripts/series.sh" patches)
+mapfile -t user < <(find "$top/patches/$KERNEL_SERIES" -maxdepth 1 -name '*.patch' ! -name '0000-*' |
+	LC_ALL=C sort | grep -vxF -f <(printf '%s\n' "${patches[@]}"))
 n=${#patches[@]}
 [ "$n" -gt 1 ] || { echo "series: $n patch(es), nothing to bisect"; exit 0; }
 
@@ -45,9 +48,47 @@ kmake() {
 }
 
 echo "TAP version 13"
-echo "1..$((n - 1))"
+echo "1..$n"
 failed=0
-t=0
+t=1
+
+# The whole series with its in-tree user, as `git am` leaves a tree: the
+# module built in the tree with CONFIG_MACSEC_BRIDGE=m (W=1 would rebuild
+# the kernel crate; `make check` builds the same files with W=1 outside
+# the tree), and its kselftests' model NIC as the kselftests build it.
+# Taken away again for the prefixes.
+log=$scratch/build-user.log
+start=$(date +%s)
+if [ ${#user[@]} -eq 0 ]; then
+	echo "not ok 1 - the in-tree user: no patch of it in patches/$KERNEL_SERIES"
+	failed=$((failed + 1))
+elif ! { git -C "$work" apply "${user[@]}" &&
+	"$work/scripts/config" --file "$work/.config" -m MACSEC_BRIDGE &&
+	kmake -s olddefconfig && grep -qx 'CONFIG_MACSEC_BRIDGE=m' "$work/.config" &&
+	kmake -s -j"$(nproc)" CLIPPY=1 bzImage modules &&
+	[ -f "$work/drivers/net/macsec_bridge/macsec_bridge.ko" ] &&
+	make -s -C "$work/tools/testing/selftests/drivers/net/macsec_bridge/test_modules" \
+		KDIR="$work" ARCH=x86_64 RUSTC="$RUSTC" CLIPPY_DRIVER="$CLIPPY_DRIVER" CLIPPY=1 W=1 &&
+	[ -f "$work/tools/testing/selftests/drivers/net/macsec_bridge/test_modules/macsec_test_nic.ko" ]
+} >"$log" 2>&1; then
+	echo "not ok 1 - the series with its in-tree user: build failed"
+	sed 's/^/# /' "$log" | tail -40
+	failed=$((failed + 1))
+elif grep -E -A3 '^(warning|error)' "$log" | grep -E -e "--> (drivers/net/macsec_bridge|tools/testing)/" >/dev/null ||
+	grep -E '^(drivers/net/macsec_bridge|tools/testing)/.*: (warning|error):' "$log" >/dev/null; then
+	echo "not ok 1 - the series with its in-tree user: warnings in its files"
+	grep -E -A6 '^(warning|error)|: (warning|error):' "$log" | sed 's/^/# /' | head -60
+	failed=$((failed + 1))
+else
+	echo "ok 1 - the series with its in-tree user builds macsec_bridge.ko (CONFIG_MACSEC_BRIDGE=m) and its kselftests' model NIC, no warning ($(($(date +%s) - start)) s)"
+fi
+if [ ${#user[@]} -gt 0 ]; then
+	mapfile -t rev < <(printf '%s\n' "${user[@]}" | tac)
+	git -C "$work" apply -R "${rev[@]}" 2>/dev/null || {
+		echo "series-bisect: cannot take the in-tree user away again" >&2
+		exit 1
+	}
+fi
 for ((k = n - 1; k >= 1; k--)); do
 	t=$((t + 1))
 	git -C "$scratch/src" checkout -q "${commits[k - 1]}"
@@ -77,5 +118,5 @@ for ((k = n - 1; k >= 1; k--)); do
 		echo "ok $t - up to $name builds with no warning ($(($(date +%s) - start)) s)"
 	fi
 done
-echo "$((n - 1 - failed)) passed, $failed failed, 0 skipped"
+echo "$((n - failed)) passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]

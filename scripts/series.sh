@@ -12,11 +12,16 @@
 #                                  with the series as its commits, to edit
 #                                  with git (commit --fixup, rebase -i)
 #   scripts/series.sh export DIR   write DIR's commits back as the series,
-#                                  From and Signed-off-by you (git config)
+#                                  From and Signed-off-by you (git config),
+#                                  then the user's patches (`user`)
 #   scripts/series.sh list         the files the series adds or changes,
 #                                  relative to the tree's top
 #   scripts/series.sh compat DIR   write DIR, the series as a part of an
 #                                  out-of-tree module (see compat() below)
+#   scripts/series.sh user         write the series' last two patches, the
+#                                  module and its kselftests in the tree,
+#                                  from this repository (see user() below)
+#   scripts/series.sh patches      the abstractions' patches, in order
 #
 # The series is applied with `git am` in a scratch repository, so a patch
 # that does not apply to the pristine tree fails loudly here too.
@@ -32,11 +37,28 @@ git_() {
 		-c advice.detachedHead=false "$@"
 }
 
-# The patches, without the cover letter (0000-cover-letter.patch, kept by
-# hand: it applies nothing).
+# The series ends with its in-tree user: the module (its Kconfig entry,
+# Documentation, YNL spec, uAPI header and MAINTAINERS entry with it), then
+# its kselftests. Those two patches are generated from this repository's
+# files by user() below, never edited by hand (scripts/tests/user_in_sync.sh
+# fails when they drift); `git am patches/<series>/*.patch` applies them
+# with the rest. The test kernel, `edit`, `list` and `compat` take the
+# abstractions before them.
+user_patch() {
+	case ${1##*/} in
+	[0-9][0-9][0-9][0-9]-net-macsec_bridge-*.patch | \
+	[0-9][0-9][0-9][0-9]-selftests-drivers-net-add-macsec_bridge-*.patch) return 0 ;;
+	esac
+	return 1
+}
+
+# The patches of the abstractions, without the cover letter
+# (0000-cover-letter.patch, kept by hand: it applies nothing) and without
+# the user.
 patches() {
 	[ -d "$SERIES_DIR" ] || return 0
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort
+	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
+		while IFS= read -r p; do user_patch "$p" || echo "$p"; done
 }
 
 # The files outside rust/ that the series changes (not those it adds).
@@ -59,12 +81,13 @@ extract() {
 	[ -d "$dir/rust" ] || { echo "series: no rust/ in $KERNEL_TARBALL" >&2; return 1; }
 }
 
-# pristine DIR: DIR holds the tarball's rust/, and the other files the
-# series changes, as the first commit.
+# pristine DIR [PATH...]: DIR holds the tarball's rust/, the other files
+# the series changes and PATHs, as the first commit.
 pristine() {
 	local dir=$1 other
+	shift
 	mapfile -t other < <(changed_outside_rust)
-	extract "$dir" rust "${other[@]}"
+	extract "$dir" rust "${other[@]}" "$@"
 	git_ -C "$dir" init -q
 	git_ -C "$dir" add -A
 	git_ -C "$dir" commit -q -m "Linux $KERNEL_SERIES (Debian linux-source-$KERNEL_SERIES): rust/, and what the series changes"
@@ -255,9 +278,197 @@ compat() {
 	rm "$dir/.rustfmt.toml"
 }
 
+# user: write the series' in-tree user, its last two patches, from this
+# repository's files, and every patch of the series again with them, so
+# that each is numbered out of the whole. By rules, never by hand:
+#  - the driver: drivers/net/macsec_bridge/ without what only a build
+#    outside the tree needs (compat/ and its rules, the host tests and
+#    their Cargo files) and without the interposer, which only a kernel
+#    without the offload notifier needs; its Kbuild builds
+#    obj-$(CONFIG_MACSEC_BRIDGE);
+#  - Documentation/networking/macsec_bridge.rst, listed in the networking
+#    index, the YNL spec and the uAPI header; a Kconfig entry after
+#    MACSEC's, a Makefile line after macsec.o's, and a MAINTAINERS entry
+#    where its name sorts, maintained by the exporter;
+#  - the kselftests, but for those of this repository's tools (the DKMS
+#    package, DRANet-Sec) and of the interposer; their model NIC built as
+#    the kselftests' test modules (TEST_GEN_MODS_DIR), CONFIG_MACSEC_BRIDGE=m
+#    in their config, a TARGETS line in the selftests' Makefile, and their
+#    directory in the MAINTAINERS entry;
+#  - in every file, the lines from `# out-of-tree begin` (`.. out-of-tree
+#    begin` in reStructuredText) to the matching end are left out.
+# The author is the exporter (git config user.name and user.email, or
+# MB_AUTHOR). A patch keeps its date while its file name stays, so writing
+# the patches again changes one only where its content changed.
+USER_TREE_FILES=(drivers/net/Kconfig drivers/net/Makefile MAINTAINERS
+	Documentation/networking/index.rst tools/testing/selftests/Makefile)
+USER_SKIP_DRIVER='^(compat/|tests/|target/|Cargo\.(toml|lock)$|compat\.mk$|compat_bindgen\.sh$|interposer\.rs$)'
+USER_SKIP_TESTS='^(dkms_deb\.sh|dkms_load\.sh|dranet_sec\.sh|dranet_sec_bind\.sh|audit\.sh|audit_wire\.py|macsec_interposer\.sh|macsec_interposer_vlan\.sh|test_modules/macsec_interposer_test\.rs|test_modules/nic_bindings\.h)$'
+USER_ENTRY="MACSEC BRIDGE DRIVER"
+USER_TESTS=tools/testing/selftests/drivers/net/macsec_bridge
+
+# strip_oot FILE: FILE without its out-of-tree parts; a run of blank lines
+# becomes one, and none starts or ends the file.
+strip_oot() {
+	awk '
+		/^(#|\.\.) out-of-tree begin$/ { skip = 1; next }
+		skip { if (/^(#|\.\.) out-of-tree end$/) skip = 0; next }
+		/^$/ { pending = 1; next }
+		{ if (pending && printed) print ""; pending = 0; print; printed = 1 }
+	' "$1"
+}
+
+# user_copy SRC DST SKIP: the files git knows under SRC (tracked, or new
+# and not ignored) but those whose path under SRC matches SKIP, into DST,
+# each without its out-of-tree parts.
+user_copy() {
+	local src=$1 dst=$2 skip=$3 f rel
+	while IFS= read -r f; do
+		rel=${f#"$src"/}
+		[[ $rel =~ $skip ]] && continue
+		[ -f "$top/$f" ] || continue
+		mkdir -p "$(dirname "$dst/$rel")"
+		if grep -qE '^(#|\.\.) out-of-tree begin$' "$top/$f"; then
+			strip_oot "$top/$f" >"$dst/$rel"
+		else
+			cp "$top/$f" "$dst/$rel"
+		fi
+		chmod --reference="$top/$f" "$dst/$rel"
+	done < <(git -C "$top" ls-files --cached --others --exclude-standard -- "$src" | LC_ALL=C sort -u)
+}
+
+# edit_file FILE AWK-ARG...: FILE through awk, which must change it.
+edit_file() {
+	local f=$1
+	shift
+	LC_ALL=C awk "$@" "$f" >"$f.new"
+	if cmp -s "$f" "$f.new"; then
+		echo "series: user: found no place in ${f#"$work"/}" >&2
+		return 1
+	fi
+	mv "$f.new" "$f"
+}
+
+# user_commit DIR MSG GLOB: commit DIR's changes as the exporter with the
+# message file MSG, dated as the existing patch whose name matches GLOB.
+user_commit() {
+	local dir=$1 msg=$2 p date=
+	p=$(find "$SERIES_DIR" -maxdepth 1 -name "$3" | head -1)
+	[ -z "$p" ] || date=$(sed -n 's/^Date: //p' "$p" | head -1)
+	git -C "$dir" add -A
+	if [ -n "$date" ]; then
+		GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
+			GIT_AUTHOR_DATE=$date git -C "$dir" commit -q -F "$msg"
+	else
+		GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
+			git -C "$dir" commit -q -F "$msg"
+	fi
+}
+
+user() {
+	local work d t name email
+	if [ -z "${MB_AUTHOR:-}" ]; then
+		name=$(git -C "$top" config user.name || true)
+		email=$(git -C "$top" config user.email || true)
+		if [ -z "$name" ] || [ -z "$email" ]; then
+			echo "series: user: the patches are signed off by you: set git config user.name and user.email" >&2
+			return 1
+		fi
+		MB_AUTHOR="$name <$email>"
+	fi
+	export GIT_COMMITTER_NAME=${MB_AUTHOR% <*} GIT_COMMITTER_EMAIL=${MB_AUTHOR##*<}
+	GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>}
+	work=$(mktemp -d)
+	# shellcheck disable=SC2064
+	trap "rm -rf '$work'" EXIT
+	pristine "$work" "${USER_TREE_FILES[@]}"
+	am "$work"
+
+	# The driver, and what the tree needs to know of it.
+	d=$work/drivers/net/macsec_bridge
+	user_copy drivers/net/macsec_bridge "$d" "$USER_SKIP_DRIVER"
+	edit_file "$d/Kbuild" '{ sub(/^obj-m \+= macsec_bridge\.o$/, "obj-$(CONFIG_MACSEC_BRIDGE) += macsec_bridge.o"); print }'
+	mkdir -p "$work/Documentation/netlink/specs" "$work/include/uapi/linux"
+	strip_oot "$top/Documentation/networking/macsec_bridge.rst" >"$work/Documentation/networking/macsec_bridge.rst"
+	cp "$top/Documentation/netlink/specs/macsec_bridge.yaml" "$work/Documentation/netlink/specs/"
+	cp "$top/include/uapi/linux/macsec_bridge.h" "$work/include/uapi/linux/"
+	edit_file "$work/Documentation/networking/index.rst" '
+		!done && /^   [a-z]/ && $1 > "macsec_bridge" { print "   macsec_bridge"; done = 1 } { print }'
+	edit_file "$work/drivers/net/Kconfig" '
+		$0 == "config MACSEC" { in_macsec = 1 }
+		in_macsec && /^config / && $0 != "config MACSEC" {
+			print "config MACSEC_BRIDGE"
+			print "\ttristate \"MACsec protection state of RDMA ports\""
+			print "\tdepends on MACSEC && INFINIBAND && RUST"
+			print "\thelp"
+			print "\t  Follows the offloaded MACsec SecY that protects each RDMA"
+			print "\t  (RoCE) port'"'"'s netdev, through the MACsec core'"'"'s offload"
+			print "\t  notifier, and shows whether the port is protected: as"
+			print "\t  NETIF_F_HW_MACSEC on the port'"'"'s netdev and as an object of"
+			print "\t  the \"macsec_bridge\" generic netlink family, with"
+			print "\t  notifications. The SecY may live in another network"
+			print "\t  namespace than the port, as on a DPU host."
+			print ""
+			print "\t  See <file:Documentation/networking/macsec_bridge.rst>."
+			print ""
+			print "\t  To compile this driver as a module, choose M here: the"
+			print "\t  module will be called macsec_bridge."
+			print ""
+			in_macsec = 0
+		}
+		{ print }'
+	edit_file "$work/drivers/net/Makefile" '
+		{ print } $0 == "obj-$(CONFIG_MACSEC) += macsec.o" { print "obj-$(CONFIG_MACSEC_BRIDGE) += macsec_bridge/" }'
+	edit_file "$work/MAINTAINERS" -v e="$USER_ENTRY" -v author="$MB_AUTHOR" '
+		function entry() {
+			print e; print "M:\t" author; print "L:\tnetdev@vger.kernel.org"; print "S:\tMaintained"
+			print "F:\tDocumentation/netlink/specs/macsec_bridge.yaml"
+			print "F:\tDocumentation/networking/macsec_bridge.rst"
+			print "F:\tdrivers/net/macsec_bridge/"
+			print "F:\tinclude/uapi/linux/macsec_bridge.h"
+			print ""
+		}
+		# The entries, sorted by name, follow the introduction.
+		listed && !done && blank && /^[0-9A-Z]/ && $0 > e { entry(); done = 1 }
+		/^Maintainers List$/ { listed = 1 }
+		{ blank = ($0 == ""); print }'
+	user_commit "$work" "$top/patches/user/driver.msg" "[0-9][0-9][0-9][0-9]-net-macsec_bridge-*.patch"
+
+	# The kselftests.
+	t=$work/$USER_TESTS
+	user_copy selftests/drivers/net/macsec_bridge "$t" "$USER_SKIP_TESTS"
+	USER_SKIP_TESTS=$USER_SKIP_TESTS edit_file "$t/Makefile" '
+		/^TEST_PROGS := / || /^TEST_FILES := / {
+			n = split($0, w, " "); line = w[1] " " w[2]
+			for (i = 3; i <= n; i++) if (w[i] !~ ENVIRON["USER_SKIP_TESTS"]) line = line " " w[i]
+			$0 = line
+		}
+		{ print }
+		/^TEST_FILES := / { print ""; print "TEST_GEN_MODS_DIR := test_modules" }'
+	printf 'CONFIG_MACSEC_BRIDGE=m\n' >>"$t/config"
+	edit_file "$work/tools/testing/selftests/Makefile" '
+		{ print } $0 == "TARGETS += drivers/net" { print "TARGETS += drivers/net/macsec_bridge" }'
+	edit_file "$work/MAINTAINERS" -v e="$USER_ENTRY" -v tests="$USER_TESTS/" '
+		$0 == e { on = 1 }
+		on && $0 == "F:\tinclude/uapi/linux/macsec_bridge.h" { print; print "F:\t" tests; on = 0; next }
+		{ print }'
+	user_commit "$work" "$top/patches/user/selftests.msg" "[0-9][0-9][0-9][0-9]-selftests-drivers-net-add-macsec_bridge-*.patch"
+
+	# Every patch again, numbered out of the whole.
+	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' -delete
+	git -C "$work" format-patch -q --signoff --no-signature --zero-commit -o "$SERIES_DIR" pristine..HEAD
+	rm -rf "$work"
+}
+
 case "${1:-}" in
 compat)
 	compat "${2:?usage: series.sh compat DIR}" ;;
+user)
+	user
+	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
+		while IFS= read -r p; do ! user_patch "$p" || echo "${p#"$top"/}"; done ;;
+patches)
+	patches ;;
 apply)
 	tree=${2:?usage: series.sh apply TREE}
 	work=$(mktemp -d)
@@ -301,15 +512,17 @@ export)
 	mkdir -p "$SERIES_DIR"
 	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' -delete
 	git -C "$dir" format-patch -q --signoff --no-signature --zero-commit -o "$SERIES_DIR" pristine..HEAD
+	# The user's patches after them, generated again.
+	user
 	cover=$SERIES_DIR/0000-cover-letter.patch
 	[ ! -f "$cover" ] || sed -i "2s|^From: .*|From: $MB_AUTHOR|" "$cover"
-	patches | sed "s|^$top/||"
+	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort | sed "s|^$top/||"
 	[ ! -f "$cover" ] || echo "series: keep ${cover#"$top"/} in step (scripts/tests/checkpatch.sh checks its list)" ;;
 list)
 	for p in $(patches); do
 		sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$p"
 	done | LC_ALL=C sort -u ;;
 *)
-	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR" >&2
+	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR | user | patches" >&2
 	exit 2 ;;
 esac

@@ -17,5 +17,5 @@ if ! diff -ru "$top/drivers/net/macsec_bridge/compat" "$tmp/compat"; then
 	echo "      scripts/series.sh compat drivers/net/macsec_bridge/compat"
 	exit 1
 fi
-echo "ok: compat/ is the series ($(ls "$top/patches/$MODULE_SERIES" | grep -vc "^0000-") patches," \
+echo "ok: compat/ is the series ($(KERNEL_SERIES=$MODULE_SERIES "$top/scripts/series.sh" patches | wc -l) patches," \
 	"$(find "$tmp/compat" -type f | wc -l) files)"

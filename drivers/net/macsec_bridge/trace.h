@@ -34,58 +34,50 @@ void macsec_bridge_trace_update(u32 cause, u32 code, int ifindex, u64 ns, u64 st
 #define MB_SYM(prefix, name, str) { MACSEC_BRIDGE_##prefix##_##name, str }
 
 TRACE_EVENT(macsec_bridge_announce,
-	TP_PROTO(int ifindex, u64 generation, u32 protection, u32 reason),
-	TP_ARGS(ifindex, generation, protection, reason),
-	TP_STRUCT__entry(
-		__field(int, ifindex)
-		__field(u64, generation)
-		__field(u32, protection)
-		__field(u32, reason)
-	),
-	TP_fast_assign(
-		__entry->ifindex = ifindex;
-		__entry->generation = generation;
-		__entry->protection = protection;
-		__entry->reason = reason;
-	),
-	TP_printk("ifindex=%d generation=%llu protection=%s reason=%s",
-		  __entry->ifindex, __entry->generation,
-		  __print_symbolic(__entry->protection,
-				   MB_SYM(PROTECTION, NONE, "none"),
-				   MB_SYM(PROTECTION, SOFTWARE, "software"),
-				   MB_SYM(PROTECTION, OFFLOAD_MAC, "offload-mac"),
-				   MB_SYM(PROTECTION, OFFLOAD_PHY, "offload-phy")),
-		  __print_symbolic(__entry->reason,
-				   MB_SYM(REASON, NONE, "none"),
-				   MB_SYM(REASON, UNKNOWN, "unknown"),
-				   MB_SYM(REASON, BINDING_STALE, "binding-stale"),
-				   MB_SYM(REASON, NO_SECY, "no-secy"),
-				   MB_SYM(REASON, SECY_DOWN, "secy-down"),
-				   MB_SYM(REASON, LOWER_DOWN, "lower-down"),
-				   MB_SYM(REASON, NO_ACTIVE_TX_SA, "no-active-tx-sa"),
-				   MB_SYM(REASON, PROTECT_OFF, "protect-off"),
-				   MB_SYM(REASON, ENCRYPT_OFF, "encrypt-off"),
-				   MB_SYM(REASON, OFFLOAD_OFF, "offload-off"),
-				   MB_SYM(REASON, PARTIAL, "partial"),
-				   MB_SYM(REASON, UNSETTLED, "unsettled")))
+	    TP_PROTO(int ifindex, u64 generation, u32 protection, u32 reason),
+	    TP_ARGS(ifindex, generation, protection, reason),
+	    TP_STRUCT__entry(__field(int, ifindex)
+			     __field(u64, generation)
+			     __field(u32, protection)
+			     __field(u32, reason)),
+	    TP_fast_assign(__entry->ifindex = ifindex;
+			   __entry->generation = generation;
+			   __entry->protection = protection;
+			   __entry->reason = reason;),
+	    TP_printk("ifindex=%d generation=%llu protection=%s reason=%s",
+		      __entry->ifindex, __entry->generation,
+		      __print_symbolic(__entry->protection,
+				       MB_SYM(PROTECTION, NONE, "none"),
+				       MB_SYM(PROTECTION, SOFTWARE, "software"),
+				       MB_SYM(PROTECTION, OFFLOAD_MAC, "offload-mac"),
+				       MB_SYM(PROTECTION, OFFLOAD_PHY, "offload-phy")),
+		      __print_symbolic(__entry->reason,
+				       MB_SYM(REASON, NONE, "none"),
+				       MB_SYM(REASON, UNKNOWN, "unknown"),
+				       MB_SYM(REASON, BINDING_STALE, "binding-stale"),
+				       MB_SYM(REASON, NO_SECY, "no-secy"),
+				       MB_SYM(REASON, SECY_DOWN, "secy-down"),
+				       MB_SYM(REASON, LOWER_DOWN, "lower-down"),
+				       MB_SYM(REASON, NO_ACTIVE_TX_SA, "no-active-tx-sa"),
+				       MB_SYM(REASON, PROTECT_OFF, "protect-off"),
+				       MB_SYM(REASON, ENCRYPT_OFF, "encrypt-off"),
+				       MB_SYM(REASON, OFFLOAD_OFF, "offload-off"),
+				       MB_SYM(REASON, PARTIAL, "partial"),
+				       MB_SYM(REASON, UNSETTLED, "unsettled")))
 );
 
 TRACE_EVENT(macsec_bridge_feature,
-	TP_PROTO(int ifindex, bool on, bool written),
-	TP_ARGS(ifindex, on, written),
-	TP_STRUCT__entry(
-		__field(int, ifindex)
-		__field(bool, on)
-		__field(bool, written)
-	),
-	TP_fast_assign(
-		__entry->ifindex = ifindex;
-		__entry->on = on;
-		__entry->written = written;
-	),
-	TP_printk("ifindex=%d hw-macsec=%s%s", __entry->ifindex,
-		  __entry->on ? "on" : "off",
-		  __entry->written ? "" : " deferred")
+	    TP_PROTO(int ifindex, bool on, bool written),
+	    TP_ARGS(ifindex, on, written),
+	    TP_STRUCT__entry(__field(int, ifindex)
+			     __field(bool, on)
+			     __field(bool, written)),
+	    TP_fast_assign(__entry->ifindex = ifindex;
+			   __entry->on = on;
+			   __entry->written = written;),
+	    TP_printk("ifindex=%d hw-macsec=%s%s", __entry->ifindex,
+		      __entry->on ? "on" : "off",
+		      __entry->written ? "" : " deferred")
 );
 
 /*
@@ -100,41 +92,37 @@ TRACE_EVENT(macsec_bridge_feature,
  * many ports and SecYs the bridge tracks.
  */
 TRACE_EVENT(macsec_bridge_update,
-	TP_PROTO(u32 cause, u32 code, int ifindex, u64 ns, u64 state_ns, u64 apply_ns,
-		 u32 visited, u64 probes, u32 ports, u32 secys),
-	TP_ARGS(cause, code, ifindex, ns, state_ns, apply_ns, visited, probes, ports, secys),
-	TP_STRUCT__entry(
-		__field(u32, cause)
-		__field(u32, code)
-		__field(int, ifindex)
-		__field(u64, ns)
-		__field(u64, state_ns)
-		__field(u64, apply_ns)
-		__field(u32, visited)
-		__field(u64, probes)
-		__field(u32, ports)
-		__field(u32, secys)
-	),
-	TP_fast_assign(
-		__entry->cause = cause;
-		__entry->code = code;
-		__entry->ifindex = ifindex;
-		__entry->ns = ns;
-		__entry->state_ns = state_ns;
-		__entry->apply_ns = apply_ns;
-		__entry->visited = visited;
-		__entry->probes = probes;
-		__entry->ports = ports;
-		__entry->secys = secys;
-	),
-	TP_printk("cause=%s code=%u ifindex=%d ns=%llu state_ns=%llu apply_ns=%llu visited=%u probes=%llu ports=%u secys=%u",
-		  __print_symbolic(__entry->cause,
-				   { 0, "event" }, { 1, "op-before" }, { 2, "op-after" },
-				   { 3, "request" }, { 4, "rdma" }, { 5, "revalidate" },
-				   { 6, "deferred" }, { 7, "unload" }, { 8, "dump" }),
-		  __entry->code, __entry->ifindex, __entry->ns, __entry->state_ns,
-		  __entry->apply_ns, __entry->visited, __entry->probes,
-		  __entry->ports, __entry->secys)
+	    TP_PROTO(u32 cause, u32 code, int ifindex, u64 ns, u64 state_ns, u64 apply_ns,
+		     u32 visited, u64 probes, u32 ports, u32 secys),
+	    TP_ARGS(cause, code, ifindex, ns, state_ns, apply_ns, visited, probes, ports, secys),
+	    TP_STRUCT__entry(__field(u32, cause)
+			     __field(u32, code)
+			     __field(int, ifindex)
+			     __field(u64, ns)
+			     __field(u64, state_ns)
+			     __field(u64, apply_ns)
+			     __field(u32, visited)
+			     __field(u64, probes)
+			     __field(u32, ports)
+			     __field(u32, secys)),
+	    TP_fast_assign(__entry->cause = cause;
+			   __entry->code = code;
+			   __entry->ifindex = ifindex;
+			   __entry->ns = ns;
+			   __entry->state_ns = state_ns;
+			   __entry->apply_ns = apply_ns;
+			   __entry->visited = visited;
+			   __entry->probes = probes;
+			   __entry->ports = ports;
+			   __entry->secys = secys;),
+	    TP_printk("cause=%s code=%u ifindex=%d ns=%llu state_ns=%llu apply_ns=%llu visited=%u probes=%llu ports=%u secys=%u",
+		      __print_symbolic(__entry->cause,
+				       { 0, "event" }, { 1, "op-before" }, { 2, "op-after" },
+				       { 3, "request" }, { 4, "rdma" }, { 5, "revalidate" },
+				       { 6, "deferred" }, { 7, "unload" }, { 8, "dump" }),
+		      __entry->code, __entry->ifindex, __entry->ns, __entry->state_ns,
+		      __entry->apply_ns, __entry->visited, __entry->probes,
+		      __entry->ports, __entry->secys)
 );
 
 #endif /* _MACSEC_BRIDGE_TRACE_H */

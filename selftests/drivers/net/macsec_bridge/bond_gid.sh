@@ -111,7 +111,7 @@ row "the VLAN deleted: nothing changes" \
 	"ip link del mbvlan0 && wait_for 100 vlan_gids_out"
 # A bridge takes ports that are up: the claim stands while the RDMA core
 # adds the bridge's GID, and falls when the module's work reads it.
-row "macsec0 and the veth in a bridge with an address, while it claims: partial once the GID is read" \
+row "macsec0 and the veth in a bridge with an address, while it claims: partial once GID is read" \
 	macsec0 off none partial seq=none/partial -- \
 	"ip link add mbbr0 type bridge && ip link set macsec0 master mbbr0 &&
 	 ip link set mbv0 master mbbr0 && ip link set mbv0 up && ip link set mbbr0 up &&
@@ -135,7 +135,7 @@ for mode in "${MODES[@]}" active-backup; do
 		"ip macsec set macsec0 tx sa 0 off && ip link set macsec0 down"
 	# macsec0 first: the bond takes its MAC address, and it is the
 	# active slave.
-	row "$mode: macsec0 and the veth in a bond with an address; the bond's GIDs replace macsec0's" \
+	row "$mode: macsec0 and the veth in a bond with an address; bond's GIDs replace macsec0's" \
 		macsec0 off none no-active-tx-sa seq=none/no-active-tx-sa -- \
 		"ip link add mbbond0 mtu $MTU type bond mode $mode &&
 		 ip link set mbv0 down && ip link set macsec0 master mbbond0 &&
@@ -146,9 +146,10 @@ for mode in "${MODES[@]}" active-backup; do
 		"ip macsec set macsec0 tx sa 0 on"
 	check "$mode: no GID listed: none leaves through macsec0 alone" [ -z "$(listed macsec0)" ]
 	if [ "$mode" = active-backup ]; then
-		row "$mode: the veth made active: the bond's address GID leaves macsec0's table, still partial" \
+		row "$mode: veth made active: bond's address GID leaves macsec0's; partial" \
 			macsec0 off none partial seq= -- \
-			"ip link set mbbond0 type bond active_slave mbv0 && wait_for 100 bond_gid_out"
+			"ip link set mbbond0 type bond active_slave mbv0 &&
+			 wait_for 100 bond_gid_out"
 		check "$mode: the bond's default GID stays in macsec0's table" \
 			[ "$(gids_on mbbond0)" -eq 1 ]
 	fi
@@ -156,7 +157,8 @@ for mode in "${MODES[@]}" active-backup; do
 	# core's work, while the bond releases macsec0.
 	row "$mode: TX SA off, the bond deleted: macsec0 released, closed" \
 		macsec0 off none secy-down seq=none/no-active-tx-sa,none/secy-down -- \
-		"ip macsec set macsec0 tx sa 0 off && ip link del mbbond0 && wait_for 100 bond_gids_out"
+		"ip macsec set macsec0 tx sa 0 off && ip link del mbbond0 &&
+		 wait_for 100 bond_gids_out"
 	row "$mode: macsec0 up, TX SA on: its GIDs all its own again, offload-mac" \
 		macsec0 on offload-mac "" seq=none/no-active-tx-sa,offload-mac/none -- \
 		"ip link set macsec0 up && ip macsec set macsec0 tx sa 0 on"

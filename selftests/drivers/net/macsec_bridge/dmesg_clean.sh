@@ -31,8 +31,13 @@ fi
 # What lockdep, KASAN, kmemleak, DEBUG_ATOMIC_SLEEP and WARN()/BUG() print,
 # then what a leaked netdev reference (netdev_wait_allrefs()), a refcount
 # misuse, an RCU stall and the hung task detector print.
-pattern='WARNING:|BUG:|Oops|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|lock held when returning|sleeping function called from invalid context|KASAN:|UBSAN:|kmemleak: [0-9]+ new suspected|unreferenced object|Call Trace:'
-pattern+='|unregister_netdevice: waiting for|refcount_t: |detected stalls? on CPU|self-detected stall|blocked for more than [0-9]+ seconds'
+pattern='WARNING:|BUG:|Oops|general protection fault|possible circular locking'
+pattern+='|possible recursive locking|inconsistent lock state|suspicious RCU usage'
+pattern+='|DEBUG_LOCKS_WARN_ON|lock held when returning'
+pattern+='|sleeping function called from invalid context|KASAN:|UBSAN:'
+pattern+='|kmemleak: [0-9]+ new suspected|unreferenced object|Call Trace:'
+pattern+='|unregister_netdevice: waiting for|refcount_t: |detected stalls? on CPU'
+pattern+='|self-detected stall|blocked for more than [0-9]+ seconds'
 bad=$(dmesg | grep -E "$pattern")
 if [ -n "$bad" ]; then
 	dmesg | grep -E -B2 -A20 "$pattern" | head -120 | sed 's/^/# /'

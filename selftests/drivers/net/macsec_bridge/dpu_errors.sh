@@ -49,7 +49,8 @@ EINVAL=": Invalid argument" EPERM=": Operation not permitted" \
 
 check "load" insmod_bridge "$MODULE_KO"
 ynl --dump dev-get >"$ROW_DIR/before"
-check "h0 carries no RDMA device: not a port yet" [ "$(port_field "$ROW_DIR/before" h0 protection)" = absent ]
+check "h0 carries no RDMA device: not a port yet" \
+	[ "$(port_field "$ROW_DIR/before" h0 protection)" = absent ]
 
 refused "missing ifindex" "$EINVAL" "missing" "{\"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
 refused "missing secy-ifindex" "$EINVAL" "missing" "{\"ifindex\": $H, \"secy-netns-fd\": 9}"
@@ -97,15 +98,17 @@ userns_bind() {
 		/usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --output-json \
 			--dump dev-get >"$ROW_DIR/userns.dump" &&
 		/usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --do bind \
-			--json "{\"ifindex\": $(cat /sys/class/net/u0/ifindex), \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+			--json "{\"ifindex\": $(cat /sys/class/net/u0/ifindex),
+				 \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
 }
 export -f userns_bind
 export YNL_CLI YNL_SPEC ROW_DIR S
 unshare --user --map-root-user --net --mount bash -c \
-	'mount -t sysfs sysfs /sys && userns_bind' >"$ROW_DIR/userns" 2>&1 9<"/run/netns/$DPU"
+	'mount -t sysfs none /sys && userns_bind' >"$ROW_DIR/userns" 2>&1 9<"/run/netns/$DPU"
 rc=$?
 check "user namespace owning its netns: EPERM, the host's authority needed" \
-	bash -c "[ $rc -ne 0 ] && grep -qE -- '$EPERM' '$ROW_DIR/userns' && grep -q 'CAP_NET_ADMIN in the initial user namespace' '$ROW_DIR/userns'"
+	bash -c "[ $rc -ne 0 ] && grep -qE -- '$EPERM' '$ROW_DIR/userns' &&
+		 grep -q 'CAP_NET_ADMIN in the initial user namespace' '$ROW_DIR/userns'"
 check "... and its dump shows none of the host's ports" [ "$(cat "$ROW_DIR/userns.dump")" = "[]" ]
 
 # A pod whose root owns its user and network namespaces, with a netdevsim
@@ -126,7 +129,8 @@ as_pod_root() { nsenter -t "$POD_PID" -U -n --preserve-credentials -- "$@"; }
 in_pod_userns() { [ "$(readlink "/proc/$POD_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
 pod_bed() {
 	wait_for 50 in_pod_userns && ip netns attach mb_errpod "$POD_PID" &&
-		nsim_new 1 mb_errpod && ip -n mb_errpod link set "$(nsim_port "$NSIM_ID" 0 mb_errpod)" name vf0 &&
+		nsim_new 1 mb_errpod &&
+		ip -n mb_errpod link set "$(nsim_port "$NSIM_ID" 0 mb_errpod)" name vf0 &&
 		as_pod_root ip link set vf0 up &&
 		as_pod_root ip link add link vf0 pm0 type macsec port 5 encrypt on offload mac &&
 		as_pod_root ip link set pm0 up &&
@@ -151,11 +155,13 @@ check "after all that, nothing changed" [ "$(ynl --dump dev-get)" = "$(cat "$ROW
 check "bind h0 (no RDMA device on it yet)" quiet dpu_bind h0
 ynl --dump dev-get >"$ROW_DIR/bound"
 check "... relation bound, no RDMA device" \
-	[ "$(port_field "$ROW_DIR/bound" h0 relation)/$(port_field "$ROW_DIR/bound" h0 rdma-dev)" = bound/ ]
+	[ "$(port_field "$ROW_DIR/bound" h0 relation)/$(port_field "$ROW_DIR/bound" h0 rdma-dev)" \
+	  = bound/ ]
 refused "binding twice: EEXIST" "$EEXIST" "already bound" \
 	"{\"ifindex\": $H, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
 check "... and the object did not change" \
-	[ "$(port_field <(ynl --dump dev-get) h0 generation)" = "$(port_field "$ROW_DIR/bound" h0 generation)" ]
+	[ "$(port_field <(ynl --dump dev-get) h0 generation)" = \
+	  "$(port_field "$ROW_DIR/bound" h0 generation)" ]
 OP=unbind refused "unbind without CAP_NET_ADMIN: EPERM" "$EPERM" "" "{\"ifindex\": $H}" \
 	setpriv --inh-caps=-all --bounding-set=-net_admin
 quiet dpu_unbind h0

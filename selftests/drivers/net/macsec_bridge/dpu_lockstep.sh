@@ -74,7 +74,8 @@ row "DPU: up in software: offload-off" \
 	"${D[@]}" link set macsec0 up
 row "DPU: offload mac again, active TX SA: offload-mac" \
 	h0 on offload-mac "" -- \
-	"${D[*]} link set macsec0 down && ${D[*]} macsec offload macsec0 mac && ${D[*]} link set macsec0 up && ${D[*]} macsec add macsec0 tx sa 0 pn 1 on key 02 $MB_KEY"
+	"${D[*]} link set macsec0 down && ${D[*]} macsec offload macsec0 mac &&
+	 ${D[*]} link set macsec0 up && ${D[*]} macsec add macsec0 tx sa 0 pn 1 on key 02 $MB_KEY"
 row "unbind: retracted, no SecY" \
 	h0 off none no-secy relation=none -- \
 	dpu_unbind h0

@@ -61,10 +61,12 @@ check "DPU: an active TX SA on its offloaded SecY, settled by an update" \
 ip netns set "$DPU" 7
 quiet() { "$@" >/dev/null 2>&1; }
 check "bind by netns id" \
-	quiet ynl --do bind --json "{\"ifindex\": $(ifindex h0), \"secy-ifindex\": $(ifindex macsec0 "$DPU"), \"secy-netnsid\": 7}"
+	quiet ynl --do bind --json "{\"ifindex\": $(ifindex h0),
+		\"secy-ifindex\": $(ifindex macsec0 "$DPU"), \"secy-netnsid\": 7}"
 dump >"$ROW_DIR/dump"
 check "host: offload-mac, bound, secy-netnsid 7, mb_rxe0" \
-	[ "$(field protection)/$(field relation)/$(field secy-netnsid)/$(field rdma-dev)" = "offload-mac/bound/7/mb_rxe0" ]
+	[ "$(field protection)/$(field relation)/$(field secy-netnsid)/$(field rdma-dev)" = \
+	  "offload-mac/bound/7/mb_rxe0" ]
 check "host: h0 keeps its driver-owned bit" [ "$(hw_macsec h0)/$(field feature-owner)" = on/driver ]
 check "the DPU namespace sees no port" [ "$(dump "$DPU")" = "[]" ]
 check "the pod namespace sees no port" [ "$(dump "$POD")" = "[]" ]
@@ -82,12 +84,14 @@ check "pod: offload-mac, bound" [ "$(field protection)/$(field relation)" = "off
 check "pod: an RXE device of its own on h0, created inside the pod" \
 	ip netns exec "$POD" rdma link add mb_rxe1 type rxe netdev h0
 check "pod: the port names it (mb_rxe1), still offload-mac" \
-	[ "$(port_field <(dump "$POD") h0 rdma-dev)/$(port_field <(dump "$POD") h0 protection)" = "mb_rxe1/offload-mac" ]
+	[ "$(port_field <(dump "$POD") h0 rdma-dev)/$(port_field <(dump "$POD") h0 protection)" = \
+	  "mb_rxe1/offload-mac" ]
 # `rdma link add` registers the device in init_net's RDMA namespace, from
 # wherever it is called: in exclusive mode the pod is given it.
 check "exclusive mode: the host moves mb_rxe1 into the pod" rdma dev set mb_rxe1 netns "$POD"
 check "pod: sees mb_rxe1, the host no longer" \
-	bash -c "ip netns exec $POD rdma dev show mb_rxe1 >/dev/null && ! rdma dev show mb_rxe1 >/dev/null 2>&1"
+	bash -c "ip netns exec $POD rdma dev show mb_rxe1 >/dev/null &&
+		 ! rdma dev show mb_rxe1 >/dev/null 2>&1"
 named() { [ "$(port_field <(dump "$POD") h0 rdma-dev)" = mb_rxe1 ]; }
 check "pod: the port still names it" wait_for 50 named
 pod_id=$(dpu_id "$POD")
@@ -116,7 +120,8 @@ check "notifications went only where h0 was" py - "$ROW_DIR" "$gen0" "$gen1" <<'
 import json, sys
 d, gen0, gen1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def notes(name):
-    return [n['msg'] for n in json.load(open(f'{d}/mon.{name}')) if n.get('name') == 'dev-change-ntf']
+    return [n['msg'] for n in json.load(open(f'{d}/mon.{name}'))
+            if n.get('name') == 'dev-change-ntf']
 pod, host = notes('pod'), notes('host')
 pr = [n['reason'] for n in pod]
 gens = [n['generation'] for n in pod + host]
@@ -148,7 +153,8 @@ echo "${NSIM_IDS[2]}" > /sys/bus/netdevsim/del_device
 check "h0 deleted: gone" [ "$(port_field <(dump) h0 protection)" = absent ]
 ip link add h0r index "$idx" type veth peer name h0p && ip link set h0r up && ip link set h0p up
 check "a new device takes h0's ifindex ($idx), with RXE" \
-	bash -c "[ \$(cat /sys/class/net/h0r/ifindex) = $idx ] && rdma link add mb_rxe0 type rxe netdev h0r"
+	bash -c "[ \$(cat /sys/class/net/h0r/ifindex) = $idx ] &&
+		 rdma link add mb_rxe0 type rxe netdev h0r"
 check "it inherits nothing: no relation, no SecY" \
 	[ "$(port_field <(dump) h0r relation)/$(port_field <(dump) h0r reason)" = "/no-secy" ]
 rdma link del mb_rxe0

@@ -21,7 +21,8 @@ N=100
 
 cleanup() {
 	local i
-	for i in $(seq 0 $((N - 1))) new; do echo "link del mbp$i"; done | ip -force -batch - 2>/dev/null
+	for i in $(seq 0 $((N - 1))) new; do echo "link del mbp$i"; done |
+		ip -force -batch - 2>/dev/null
 	ip link del mbp1renamed 2>/dev/null
 	ip link del mbd0 2>/dev/null
 	rmmod macsec_bridge 2>/dev/null

@@ -53,7 +53,7 @@ row "mdo_dev_stop fails: the SecY stops anyway; retracted once, never restored" 
 row "the NIC behaves again, SecY up: still unsettled" \
 	h0 off none unsettled seq=none/unsettled -- \
 	"ip link set mtn0 alias '' && ip link set macsec0 up"
-row "deactivating the encoding SA fails after the NIC wrote its record: still unsettled, nothing to announce" \
+row "deactivating the encoding SA fails after the NIC wrote it: unsettled, nothing announced" \
 	h0 off none unsettled seq= -- \
 	"ip link set mtn0 alias fail:mdo_upd_txsa && ! ip macsec set macsec0 tx sa 0 off"
 # macsec.c put the SA back active; the NIC's record says inactive, and an
@@ -66,7 +66,7 @@ row "a key change (SA 1 added, made the encoding SA): the NIC makes its rule afr
 	h0 on offload-mac "" seq=offload-mac/none -- \
 	"ip macsec add macsec0 tx sa 1 pn 1 on key 02 $MB_KEY &&
 	 ip link set macsec0 type macsec encodingsa 1"
-row "an update of nothing fails after the NIC deleted its TX rules: retracted before it, never restored" \
+row "an update of nothing fails after the NIC deleted its TX rules: retracted first, not restored" \
 	h0 off none unsettled seq=none/unsettled -- \
 	"ip link set mtn0 alias fail:mdo_upd_secy && ! ip link set macsec0 type macsec encrypt on"
 row "the update succeeds: the NIC re-created the rule, offload-mac" \

@@ -44,8 +44,12 @@ do_is() { ynl --do dev-get --json "{\"ifindex\": $1}" | pyq "$2"; }
 check "dump lists the port that existed before loading, with its RDMA device" \
 	dump_has 'any(p["ifname"] == "mbv0" and p["rdma-dev"] == ["mb_rxe0"] for p in d)'
 check "a port with no SecY anywhere: protection none, reason no-secy" \
-	do_is "$idx" 'd["protection"] == "none" and d["reason"] == "no-secy" and d["generation"] >= 1'
-rxe1_added() { rdma link add mb_rxe1 type rxe netdev mbv1 && dump_has 'any(p["ifname"] == "mbv1" for p in d)'; }
+	do_is "$idx" \
+		'd["protection"] == "none" and d["reason"] == "no-secy" and d["generation"] >= 1'
+rxe1_added() {
+	rdma link add mb_rxe1 type rxe netdev mbv1 &&
+		dump_has 'any(p["ifname"] == "mbv1" for p in d)'
+}
 rxe1_gone() { rdma link del mb_rxe1 && dump_has 'not any(p["ifname"] == "mbv1" for p in d)'; }
 check "an RDMA device added later is followed" rxe1_added
 check "and so is its removal" rxe1_gone

@@ -6,9 +6,9 @@
 # from a seed (MB_FUZZ_SEED, printed; the count MB_FUZZ_COUNT, from
 # `sizes`), then dumps abandoned half-way; asked by root, by an
 # unprivileged user, by a user namespace's root over the initial
-# namespace and by one in a network namespace of its own. Nothing may change: the dump stays the same, field
-# for field, and root's monitor hears nothing. The final dmesg scan
-# (dmesg_clean.sh) catches any splat.
+# namespace and by one in a network namespace of its own. Nothing may
+# change: the dump stays the same, field for field, and root's monitor
+# hears nothing. The final dmesg scan (dmesg_clean.sh) catches any splat.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -63,7 +63,8 @@ fuzz() {
 		*) echo "# $verdict${desc:+ $desc}" ;;
 		esac
 	done <"$ROW_DIR/fuzz.$asker"
-	check "$asker: the fuzzer ran to its end" grep -qx "# $asker: .* abandoned dumps" "$ROW_DIR/fuzz.$asker"
+	check "$asker: the fuzzer ran to its end" \
+		grep -qx "# $asker: .* abandoned dumps" "$ROW_DIR/fuzz.$asker"
 }
 
 fuzz root

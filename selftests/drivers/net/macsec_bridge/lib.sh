@@ -21,8 +21,9 @@ nap() {
 	return 0
 }
 
-# Where the module under test is: the runner exports it.
-MODULE_KO=${MACSEC_BRIDGE_KO:-}
+# Where the module under test is: the runner exports it, or else the
+# installed module's file.
+MODULE_KO=${MACSEC_BRIDGE_KO:-$(modinfo -n macsec_bridge 2>/dev/null)}
 
 # The tier's sizes (the file `sizes` beside this one): each variable that
 # the environment leaves unset or empty takes its size for MB_TIER
@@ -243,7 +244,8 @@ nsim_require() {
 
 # The netdev name of port PORT (0-based) of netdevsim device ID, in NS.
 nsim_port() {
-	in_ns "${3:-}" ls "/sys/bus/netdevsim/devices/netdevsim$1/net" | sort | sed -n "$(( ${2:-0} + 1 ))p"
+	in_ns "${3:-}" ls "/sys/bus/netdevsim/devices/netdevsim$1/net" | sort |
+		sed -n "$(( ${2:-0} + 1 ))p"
 }
 
 nsim_del_all() {
@@ -294,6 +296,7 @@ print($2)" "$1" 2>/dev/null
 # ---- The macsec_bridge family through the kernel's own YNL CLI ----------
 
 YNL_SPEC=$lib_dir/../../../../Documentation/netlink/specs/macsec_bridge.yaml
+[ -r "$YNL_SPEC" ] || YNL_SPEC=${KSFT_KDIR:-}/Documentation/netlink/specs/macsec_bridge.yaml
 [ -r "$YNL_SPEC" ] || YNL_SPEC=${MACSEC_BRIDGE_SPEC:-}
 # The kernel tree's YNL CLI.
 YNL_CLI=${KSFT_KDIR:-}/tools/net/ynl/pyynl/cli.py
@@ -377,7 +380,10 @@ py_req() {
 	# from a last one's (a subshell inherits PY_REQ, and pids come back).
 	out=$ROW_DIR/py.$BASHPID
 	tok=$BASHPID.$PY_REQ.$RANDOM$RANDOM
-	echo "{\"out\": \"$out\", \"token\": \"$tok\", \"program\": $prog, \"argv\": [${argv%,}], \"stdin\": \"$stdin\", \"cwd\": $JSON_STR, \"fds\": {${fds%,}}, \"netns\": \"$ns\"}" >"$PY_FIFO"
+	local req="{\"out\": \"$out\", \"token\": \"$tok\", \"program\": $prog,"
+	req+=" \"argv\": [${argv%,}], \"stdin\": \"$stdin\", \"cwd\": $JSON_STR,"
+	req+=" \"fds\": {${fds%,}}, \"netns\": \"$ns\"}"
+	echo "$req" >"$PY_FIFO"
 	deadline=$((SECONDS + 120))
 	until [ -e "$out.rc" ] && read -r t rc <"$out.rc" && [ "$t" = "$tok" ]; do
 		if [ "$SECONDS" -ge "$deadline" ]; then
@@ -433,7 +439,8 @@ ynl_in() {
 wait_subscribed() {
 	local i
 	for i in $(seq 300); do
-		in_ns "${2:-}" awk -v pid="$1" '$2 == 16 && $3 == pid && $4 != "00000000" {f = 1} END {exit !f}' \
+		in_ns "${2:-}" awk -v pid="$1" \
+			'$2 == 16 && $3 == pid && $4 != "00000000" {f = 1} END {exit !f}' \
 			/proc/net/netlink && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		nap 0.1
@@ -493,7 +500,8 @@ table_oracle() {
 	{
 		printf '{"links": {"": %s' "$(json_of ip -d -j link show type macsec)"
 		for ns in "${NS_LIST[@]}"; do
-			printf ', "%s": %s' "$ns" "$(json_of ip -n "$ns" -d -j link show type macsec)"
+			printf ', "%s": %s' "$ns" \
+				"$(json_of ip -n "$ns" -d -j link show type macsec)"
 		done
 		printf '}, "nsids": %s' "$(json_of ip -j netns list-id)"
 		printf ', "rdma": %s}\n' "$(json_of rdma -j link show)"
@@ -633,7 +641,8 @@ dpu_bed() {
 			ip link set h0r up && ip link add link h0r name h0 type vlan id 100 ;;
 	esac &&
 		ip link set h0 up &&
-		ip -n "$DPU" link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on offload mac &&
+		ip -n "$DPU" link add link "$NSIM_A" macsec0 type macsec port 4 encrypt on \
+			offload mac &&
 		ip -n "$DPU" link set macsec0 up ||
 		bed_broken "cannot build the DPU bed"
 }
@@ -686,7 +695,8 @@ ifindex() {
 # a netns fd; prints cli.py's output, fails as it does.
 dpu_bind() {
 	local extra=${2:-}
-	ynl --do bind --json "{\"ifindex\": $(ifindex "$1"), \"secy-ifindex\": $(ifindex macsec0 "$DPU"), \"secy-netns-fd\": 9$extra}" \
+	ynl --do bind --json "{\"ifindex\": $(ifindex "$1"),
+		\"secy-ifindex\": $(ifindex macsec0 "$DPU"), \"secy-netns-fd\": 9$extra}" \
 		9<"/run/netns/$DPU"
 }
 
@@ -723,7 +733,7 @@ lockstep_cleanup() {
 
 # The model NIC, mtn0 (test_modules/macsec_test_nic.rs): its MACsec
 # operations succeed unless its alias names one (`fail:mdo_dev_stop`).
-NIC_KO=${MACSEC_TEST_NIC_KO:-}
+NIC_KO=${MACSEC_TEST_NIC_KO:-$lib_dir/test_modules/macsec_test_nic.ko}
 
 # nic_bed: what every bed needs, and the model NIC loaded and up; all
 # cleaned up on exit. The module is built with the tests: failing to load
@@ -764,7 +774,8 @@ dmesg_mark() {
 dmesg_clean_since() {
 	local splats
 	splats=$(dmesg | tail -n +"$((DMESG_MARK + 1))" |
-		grep -E 'WARNING:|BUG:|Oops|lockdep|KASAN:|UBSAN:|refcount_t: |unregister_netdevice: waiting for|blocked for more than')
+		grep -E 'WARNING:|BUG:|Oops|lockdep|KASAN:|UBSAN:|refcount_t: '\
+'|unregister_netdevice: waiting for|blocked for more than')
 	[ -z "$splats" ] || echo "$splats" | head -20 | sed 's/^/# /'
 	check "$1" [ -z "$splats" ]
 }

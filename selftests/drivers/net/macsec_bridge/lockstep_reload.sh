@@ -54,7 +54,8 @@ row "TX SA activated: offload-mac" \
 	ip macsec set macsec0 tx sa 1 on
 table_end
 check "unload clears the bit it set" \
-	bash -c "rmmod macsec_bridge && [ \"\$(ethtool -k macsec0 | awk '/^macsec-hw-offload:/ {print \$2}')\" = off ]"
+	bash -c "rmmod macsec_bridge &&
+		 [ \"\$(ethtool -k macsec0 | awk '/^macsec-hw-offload:/ {print \$2}')\" = off ]"
 check "offload keeps working without the module" \
 	bash -c "ip macsec add macsec0 tx sa 2 pn 1 on key 03 $MB_KEY &&
 		 ip macsec show macsec0 | grep -q 'offload: mac'"

@@ -25,7 +25,8 @@ set -u
 
 nic_bed
 [ -d /sys/kernel/debug/failslab ] && [ -e /proc/self/fail-nth ] ||
-	ktap_exit_fail_msg "no failslab or fail-nth: the test kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS"
+	ktap_exit_fail_msg "no failslab or fail-nth: the kernel lacks CONFIG_FAILSLAB or" \
+		"CONFIG_FAULT_INJECTION_DEBUG_FS"
 setup_ns LOST || ns_broken LOST
 lost_cleanup() {
 	ip -n "$LOST" link set mtn0 netns 1 2>/dev/null
@@ -53,7 +54,9 @@ bed() {
 		ip link set macsec0 up &&
 		ip macsec add macsec0 tx sa 0 pn 1 on key 01 "$MB_KEY" &&
 		ip link add h0 type veth peer name h0p && ip link set h0 up &&
-		ynl --do bind --json "{\"ifindex\": $(ifindex h0), \"secy-ifindex\": $(ifindex macsec0)}" \
+		ynl --do bind \
+			--json "{\"ifindex\": $(ifindex h0),
+				 \"secy-ifindex\": $(ifindex macsec0)}" \
 			>/dev/null &&
 		[ "$(port_field <(ynl --dump dev-get) h0 protection)" = offload-mac ]
 }
@@ -66,9 +69,11 @@ sweep() {
 	return $rc
 }
 if [ "$path" = interposer ]; then
-	check "the moved NIC not observed: h0 unknown, then unknown until a key change settles it" sweep
+	check "the moved NIC not observed: h0 unknown, then unknown until a key change settles it" \
+		sweep
 else
-	check "the offload notifier: no fault of the NIC's move reaches the module; h0 stays offload-mac" sweep
+	check "offload notifier: no fault of the NIC's move reaches the module, h0 offload-mac" \
+		sweep
 fi
 check "unload" rmmod macsec_bridge
 

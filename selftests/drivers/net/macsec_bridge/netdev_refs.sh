@@ -81,8 +81,12 @@ undo_h0() { ip link del h0; }
 # printed (no memory for it).
 mb_refs() {
 	awk '
-		function flush() { if (mb) sum += n; if (hdr && !lines) bad = 1; mb = 0; n = 0; hdr = 0 }
-		/ has [0-9]+\/[0-9]+ users at$/ { flush(); split($3, u, "/"); n = u[1]; hdr = 1; lines = 0; next }
+		function flush() {
+			if (mb) sum += n; if (hdr && !lines) bad = 1; mb = 0; n = 0; hdr = 0
+		}
+		/ has [0-9]+\/[0-9]+ users at$/ {
+			flush(); split($3, u, "/"); n = u[1]; hdr = 1; lines = 0; next
+		}
 		/ skipped reports about / { bad = 1 }
 		/^ +[^ ]/ { lines++ }
 		/\[macsec_bridge\]/ { mb = 1 }
@@ -103,7 +107,8 @@ expect_refs() {
 	done
 	if [ "$got" != "$want" ]; then
 		echo "# $what: macsec0, $UPLINK, h0 hold $got of the module's, not $want"
-		grep -h -A16 ' users at$' "$F_SECY" "$F_UP" "$F_H0" 2>/dev/null | sed 's/^/#   /' | head -80
+		grep -h -A16 ' users at$' "$F_SECY" "$F_UP" "$F_H0" 2>/dev/null |
+			sed 's/^/#   /' | head -80
 		return 1
 	fi
 }
@@ -121,7 +126,8 @@ ktap_set_plan 17
 
 new_file F_UP undo_uplink nsim_new 1 "$DPU" && UPLINK=$(nsim_port "$NSIM_ID" 0 "$DPU") ||
 	bed_broken "a netdevsim port in the DPU namespace, with a tracker file of its own"
-new_file F_SECY undo_secy ip -n "$DPU" link add link "$UPLINK" macsec0 type macsec port 4 encrypt on offload mac ||
+new_file F_SECY undo_secy \
+	ip -n "$DPU" link add link "$UPLINK" macsec0 type macsec port 4 encrypt on offload mac ||
 	bed_broken "the DPU's offloaded SecY, with a tracker file of its own"
 new_file F_H0 undo_h0 ip link add h0 type dummy || bed_broken "h0, with a tracker file of its own"
 sysctl -qw net.ipv6.conf.h0.disable_ipv6=1 && ip link set h0 up &&

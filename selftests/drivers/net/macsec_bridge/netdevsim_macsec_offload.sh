@@ -57,6 +57,7 @@ ip -n "$ns" link add link "$port" macsec2 type macsec port 6 offload mac
 check_fail "a fourth offloaded SecY exceeds netdevsim's limit of 3" \
 	ip -n "$ns" link add link "$port" macsec3 type macsec port 7 offload mac
 check "delete the SecYs" \
-	bash -c "ip -n $ns link del macsec0 && ip -n $ns link del macsec1 && ip -n $ns link del macsec2"
+	bash -c "ip -n $ns link del macsec0 && ip -n $ns link del macsec1 &&
+		 ip -n $ns link del macsec2"
 
 ktap_finished

@@ -65,7 +65,10 @@ names_refresh() {
 #     last driver call returned 0;
 #   KIND other: the sequence alone.
 orow() {
-	local desc=$1 kind=$2 want=$3 got rc bad=
+	local desc=$1 kind=$2 want got rc bad=
+	# The sequence may span lines, continued with a tab.
+	want=${3//$'\n'/ }
+	want=${want//$'\t'/}
 	shift 4
 	names_refresh
 	echo >"$T/trace"
@@ -156,52 +159,67 @@ orow "h0 bound to macsec0: advertised" other \
 	"py $lib_dir/mb_genl.py bind $(ifindex macsec0) $(ifindex h0)"
 
 orow "TX SA deactivated: both ports retracted before mdo_upd_txsa" teardown \
-	"macsec0:none/no-active-tx-sa h0:none/no-active-tx-sa h0:bit-off macsec0:bit-off mdo_upd_txsa tx:none ret=0" -- \
+	"macsec0:none/no-active-tx-sa h0:none/no-active-tx-sa h0:bit-off macsec0:bit-off
+	mdo_upd_txsa tx:none ret=0" -- \
 	"ip macsec set macsec0 tx sa 0 off"
 orow "TX SA activated: advertised after mdo_upd_txsa returned 0" setup \
-	"mdo_upd_txsa tx:sa0 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"mdo_upd_txsa tx:sa0 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on
+	macsec0:bit-on" -- \
 	"ip macsec set macsec0 tx sa 0 on"
 orow "TX SA deactivated and deleted: retracted before either call" teardown \
-	"macsec0:none/no-active-tx-sa h0:none/no-active-tx-sa h0:bit-off macsec0:bit-off mdo_upd_txsa tx:none ret=0 mdo_del_txsa ret=0" -- \
+	"macsec0:none/no-active-tx-sa h0:none/no-active-tx-sa h0:bit-off macsec0:bit-off
+	mdo_upd_txsa tx:none ret=0 mdo_del_txsa ret=0" -- \
 	"ip macsec set macsec0 tx sa 0 off && ip macsec del macsec0 tx sa 0"
 orow "TX SA 2 added active, made the encoding SA: advertised after both calls" setup \
-	"mdo_add_txsa ret=0 mdo_upd_secy tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"mdo_add_txsa ret=0 mdo_upd_secy tx:sa2 ret=0 macsec0:offload-mac/none
+	h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
 	"ip macsec add macsec0 tx sa 2 pn 1 on key 02 $MB_KEY &&
 	 ip link set macsec0 type macsec encodingsa 2"
 orow "encrypt off: retracted before mdo_upd_secy" teardown \
-	"macsec0:none/encrypt-off h0:none/encrypt-off h0:bit-off macsec0:bit-off mdo_upd_secy tx:none tx:sa2 ret=0" -- \
+	"macsec0:none/encrypt-off h0:none/encrypt-off h0:bit-off macsec0:bit-off mdo_upd_secy
+	tx:none tx:sa2 ret=0" -- \
 	"ip link set macsec0 type macsec encrypt off"
 orow "encrypt on: advertised after mdo_upd_secy" setup \
-	"mdo_upd_secy tx:none tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"mdo_upd_secy tx:none tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none
+	h0:bit-on macsec0:bit-on" -- \
 	"ip link set macsec0 type macsec encrypt on"
 orow "protect off: retracted before mdo_upd_secy" teardown \
-	"macsec0:none/protect-off h0:none/protect-off h0:bit-off macsec0:bit-off mdo_upd_secy tx:none tx:sa2 ret=0" -- \
+	"macsec0:none/protect-off h0:none/protect-off h0:bit-off macsec0:bit-off mdo_upd_secy
+	tx:none tx:sa2 ret=0" -- \
 	"ip link set macsec0 type macsec protect off"
 orow "protect on: advertised after mdo_upd_secy" setup \
-	"mdo_upd_secy tx:none tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"mdo_upd_secy tx:none tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none
+	h0:bit-on macsec0:bit-on" -- \
 	"ip link set macsec0 type macsec protect on"
 # mlx5e's mdo_upd_secy deletes every TX rule before it re-creates the
 # encoding SA's, even when nothing changes: retracted before it, and
 # advertised again only after it returned 0. Failing between leaves the
 # NIC with no rule: never advertised again until an update succeeds.
 orow "encrypt on again (no change): retracted while mdo_upd_secy re-creates the rule" other \
-	"macsec0:none/unsettled h0:none/unsettled h0:bit-off macsec0:bit-off mdo_upd_secy tx:none tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"macsec0:none/unsettled h0:none/unsettled h0:bit-off macsec0:bit-off mdo_upd_secy
+	tx:none tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on
+	macsec0:bit-on" -- \
 	"ip link set macsec0 type macsec encrypt on"
 orow "the same, the NIC failing between: retracted before, never restored" teardown \
-	"macsec0:none/unsettled h0:none/unsettled h0:bit-off macsec0:bit-off mdo_upd_secy tx:none ret=-5" -- \
+	"macsec0:none/unsettled h0:none/unsettled h0:bit-off macsec0:bit-off mdo_upd_secy
+	tx:none ret=-5" -- \
 	"ip link set mtn0 alias fail:mdo_upd_secy && ! ip link set macsec0 type macsec encrypt on &&
 	 ip link set mtn0 alias ''"
 orow "an SA added: the NIC still has no rule, nothing advertised" other \
 	"mdo_add_txsa ret=0" -- \
 	"ip macsec add macsec0 tx sa 3 pn 1 off key 03 $MB_KEY"
-orow "the SA deleted; the update again, succeeding: advertised after the NIC re-created the rule" setup \
-	"mdo_del_txsa ret=0 mdo_upd_secy tx:sa2 ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+orow "the SA deleted; the update again, succeeding: advertised after the NIC re-created the rule" \
+	setup \
+	"mdo_del_txsa ret=0 mdo_upd_secy tx:sa2 ret=0 macsec0:offload-mac/none
+	h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
 	"ip macsec del macsec0 tx sa 3 && ip link set macsec0 type macsec encrypt on"
 orow "SecY down: retracted before mdo_dev_stop" teardown \
-	"macsec0:none/secy-down h0:none/secy-down h0:bit-off macsec0:bit-off mdo_dev_stop ret=0" -- \
+	"macsec0:none/secy-down h0:none/secy-down h0:bit-off macsec0:bit-off mdo_dev_stop
+	ret=0" -- \
 	"ip link set macsec0 down"
 orow "SecY up: advertised after mdo_dev_open" setup \
-	"mdo_dev_open ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"mdo_dev_open ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on
+	macsec0:bit-on" -- \
 	"ip link set macsec0 up"
 orow "lower down: retracted; the driver is not called" teardown \
 	"macsec0:none/lower-down h0:none/lower-down h0:bit-off macsec0:bit-off" -- \
@@ -210,18 +228,23 @@ orow "lower up: advertised" setup \
 	"macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
 	"ip link set mtn0 up"
 orow "SecY down, its SA deleted, offload off: retracted before any call" teardown \
-	"macsec0:none/secy-down h0:none/secy-down h0:bit-off macsec0:bit-off mdo_dev_stop ret=0 mdo_upd_txsa tx:none ret=0 mdo_del_txsa ret=0 macsec0:none/secy-down h0:none/secy-down mdo_del_secy ret=0" -- \
+	"macsec0:none/secy-down h0:none/secy-down h0:bit-off macsec0:bit-off mdo_dev_stop
+	ret=0 mdo_upd_txsa tx:none ret=0 mdo_del_txsa ret=0 macsec0:none/secy-down
+	h0:none/secy-down mdo_del_secy ret=0" -- \
 	"ip link set macsec0 down && ip macsec set macsec0 tx sa 2 off &&
 	 ip macsec del macsec0 tx sa 2 && ip macsec offload macsec0 off"
 orow "offload on, SA added, SecY up: advertised after the last call" setup \
-	"mdo_add_secy ret=0 macsec0:none/secy-down h0:none/secy-down mdo_add_txsa tx:sa2 ret=0 mdo_dev_open ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on macsec0:bit-on" -- \
+	"mdo_add_secy ret=0 macsec0:none/secy-down h0:none/secy-down mdo_add_txsa tx:sa2 ret=0
+	mdo_dev_open ret=0 macsec0:offload-mac/none h0:offload-mac/none h0:bit-on
+	macsec0:bit-on" -- \
 	"ip macsec offload macsec0 mac && ip macsec add macsec0 tx sa 2 pn 1 on key 02 $MB_KEY &&
 	 ip link set macsec0 up"
 orow "RXE on macsec0 deleted: port macsec0 retracted and gone; the driver is not called" teardown \
 	"macsec0:none/unknown macsec0:bit-off" -- \
 	"rdma link del mb_rxe0"
 orow "SecY deleted: h0 retracted before mdo_del_secy and mdo_dev_stop" teardown \
-	"h0:none/offload-off h0:bit-off mdo_del_secy tx:none ret=0 mdo_dev_stop ret=0 h0:none/secy-down h0:none/binding-stale" -- \
+	"h0:none/offload-off h0:bit-off mdo_del_secy tx:none ret=0 mdo_dev_stop ret=0
+	h0:none/secy-down h0:none/binding-stale" -- \
 	"ip link del macsec0"
 orow "RXE on h0 deleted: h0 stays a port (it is bound), its rdma-dev list empties" other \
 	"h0:none/binding-stale" -- \
@@ -229,8 +252,10 @@ orow "RXE on h0 deleted: h0 stays a port (it is bound), its rdma-dev list emptie
 orow "RXE on h0 again" other \
 	"h0:none/binding-stale" -- \
 	"rdma link add mb_rxe1 type rxe netdev h0"
-orow "a new offloaded SecY, h0 unbound and bound to it: advertised after the driver set it up" setup \
-	"mdo_add_secy ret=0 mdo_dev_open ret=0 mdo_add_txsa tx:sa0 ret=0 h0:none/no-secy h0:offload-mac/none h0:bit-on" -- \
+orow "a new offloaded SecY, h0 unbound and bound to it: advertised after the driver set it up" \
+	setup \
+	"mdo_add_secy ret=0 mdo_dev_open ret=0 mdo_add_txsa tx:sa0 ret=0 h0:none/no-secy
+	h0:offload-mac/none h0:bit-on" -- \
 	"ip link add link mtn0 macsec0 type macsec port 4 encrypt on offload mac &&
 	 ip link set macsec0 up && ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
 	 ynl --do unbind --json '{\"ifindex\": '$(ifindex h0)'}' &&
@@ -281,7 +306,8 @@ gid_is_sysfs() {
 }
 check "the GID listed is macsec0's in sysfs, its IPv4-mapped address" gid_is_sysfs
 orow "TX SA deactivated: the GID unlisted before mdo_upd_txsa" teardown \
-	"h0:none/no-active-tx-sa mtn0:none/partial h0:bit-off mdo_upd_txsa tx:none ret=0 mtn0:none/no-active-tx-sa" -- \
+	"h0:none/no-active-tx-sa mtn0:none/partial h0:bit-off mdo_upd_txsa tx:none ret=0
+	mtn0:none/no-active-tx-sa" -- \
 	"ip macsec set macsec0 tx sa 0 off"
 orow "TX SA activated: the GID listed after mdo_upd_txsa returned 0" setup \
 	"mdo_upd_txsa tx:sa0 ret=0 h0:offload-mac/none mtn0:none/partial h0:bit-on" -- \
@@ -292,15 +318,20 @@ orow "the address deleted: the GID unlisted" other \
 # mlx5 protects only the GIDs its add_gid saw while the SecY was offloaded:
 # an address made while it was not keeps its GID entry when offload comes
 # on (offload changes only while the SecY is down), and is never listed.
-orow "SecY down, its SA deactivated and deleted, offload off: mtn0 says secy-down after the driver (it claimed nothing)" other \
-	"h0:none/secy-down h0:bit-off mdo_dev_stop ret=0 mtn0:none/secy-down mdo_upd_txsa tx:none ret=0 mdo_del_txsa ret=0 h0:none/secy-down mtn0:none/secy-down mdo_del_secy ret=0" -- \
+orow "SecY down, its SA deactivated and deleted, offload off: mtn0 secy-down after the driver" \
+	other \
+	"h0:none/secy-down h0:bit-off mdo_dev_stop ret=0 mtn0:none/secy-down mdo_upd_txsa
+	tx:none ret=0 mdo_del_txsa ret=0 h0:none/secy-down mtn0:none/secy-down mdo_del_secy
+	ret=0" -- \
 	"ip link set macsec0 down && ip macsec set macsec0 tx sa 0 off &&
 	 ip macsec del macsec0 tx sa 0 && ip macsec offload macsec0 off"
 in_table() {
 	[ "$(sysfs_gids mb_rxe2 macsec0 | wc -l)" -eq "$1" ]
 }
-orow "an address while not offloaded, then offload, SA, up: its GID, made before the offload, is not listed" other \
-	"mdo_add_secy ret=0 h0:none/secy-down mtn0:none/secy-down mdo_add_txsa tx:sa0 ret=0 mdo_dev_open ret=0 h0:offload-mac/none mtn0:none/partial h0:bit-on" -- \
+orow "an address, not offloaded, then offload, SA, up: its GID, made before offload, unlisted" \
+	other \
+	"mdo_add_secy ret=0 h0:none/secy-down mtn0:none/secy-down mdo_add_txsa tx:sa0 ret=0
+	mdo_dev_open ret=0 h0:offload-mac/none mtn0:none/partial h0:bit-on" -- \
 	"ip addr add 192.0.2.1/24 dev macsec0 && wait_for 40 in_table 1 &&
 	 ip macsec offload macsec0 mac && ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
 	 ip link set macsec0 up && gids_listed 0"
@@ -312,7 +343,8 @@ orow "RXE on the model NIC deleted: port mtn0 gone; the driver is not called" ot
 	"mtn0:none/unknown" -- \
 	"rdma link del mb_rxe2"
 orow "the model NIC removed: h0 retracted before mdo_del_secy" teardown \
-	"h0:none/lower-down h0:bit-off h0:none/lower-down mdo_del_secy tx:none ret=0 mdo_dev_stop ret=0 h0:none/secy-down h0:none/binding-stale" -- \
+	"h0:none/lower-down h0:bit-off h0:none/lower-down mdo_del_secy tx:none ret=0
+	mdo_dev_stop ret=0 h0:none/secy-down h0:none/binding-stale" -- \
 	"ip link set mtn0 alias '' && rmmod macsec_test_nic"
 
 mon_stop all
@@ -342,7 +374,8 @@ for n in json.load(open(sys.argv[1])):
     r = m.get('reason')
     if (r == 'encrypt-off' and m.get('encrypt') != 0) or \
        (r == 'offload-off' and 'encrypt' in m):
-        print(f"# {m['ifname']} generation {m['generation']}: reason {r}, encrypt {m.get('encrypt')}")
+        print(f"# {m['ifname']} generation {m['generation']}: reason {r},",
+              f"encrypt {m.get('encrypt')}")
         bad += 1
 sys.exit(1 if bad else 0)
 PY
@@ -358,8 +391,10 @@ print(' '.join(f"{n['msg'].get('reason')}:{len(n['msg'].get('protected-gid', [])
                if n.get('name') == 'dev-change-ntf' and n['msg'].get('ifname') == 'mtn0'))
 PY
 }
+want_gids="partial:0 partial:1 partial:0 no-active-tx-sa:0 partial:1 partial:0"
+want_gids+=" secy-down:0 secy-down:0 secy-down:0 partial:0 partial:1 unknown:0"
 check "the upper port listed the GID exactly while the SecY protected it" \
-	[ "$(upper_gids)" = "partial:0 partial:1 partial:0 no-active-tx-sa:0 partial:1 partial:0 secy-down:0 secy-down:0 secy-down:0 partial:0 partial:1 unknown:0" ]
+	[ "$(upper_gids)" = "$want_gids" ]
 check "unload" rmmod macsec_bridge
 
 ktap_finished

@@ -82,8 +82,10 @@ SRV=
 # Every rping round trip is several RoCE frames each way, and connecting
 # takes more: 10 round trips are well above 20 frames.
 grew() { [ "$(macsec_stat "$1" "$2" "$3")" -ge $(( $4 + 20 )) ]; }
-check "pod A's SecY encrypted the RDMA traffic (OutPktsEncrypted)" grew "$pa" maca OutPktsEncrypted "$enc_a"
-check "pod B's SecY encrypted the RDMA traffic (OutPktsEncrypted)" grew "$pb" macb OutPktsEncrypted "$enc_b"
+check "pod A's SecY encrypted the RDMA traffic (OutPktsEncrypted)" \
+	grew "$pa" maca OutPktsEncrypted "$enc_a"
+check "pod B's SecY encrypted the RDMA traffic (OutPktsEncrypted)" \
+	grew "$pb" macb OutPktsEncrypted "$enc_b"
 check "pod A's SecY decrypted pod B's (InPktsOK)" grew "$pa" maca InPktsOK "$ok_a"
 check "pod B's SecY decrypted pod A's (InPktsOK)" grew "$pb" macb InPktsOK "$ok_b"
 

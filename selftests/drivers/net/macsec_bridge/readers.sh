@@ -34,7 +34,8 @@ ip link set macsec0 up
 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 rdma link add mb_rxe0 type rxe netdev macsec0
 check "RXE on the offloaded macsec0: offload-mac" \
-	[ "$(py "$lib_dir/mb_genl.py" readers macsec0 "$(ifindex macsec0)" | head -1)" = "dump offload-mac/none" ]
+	[ "$(py "$lib_dir/mb_genl.py" readers macsec0 "$(ifindex macsec0)" | head -1)" = \
+	  "dump offload-mac/none" ]
 
 echo >"$T/trace"
 ip link set mtn0 alias hold:mdo_upd_secy
@@ -51,7 +52,8 @@ check "dev-get: the same" said get none/unsettled
 check "the operation completes" wait "$holder"
 ip link set mtn0 alias ''
 check "advertised again once it returned" \
-	[ "$(py "$lib_dir/mb_genl.py" readers macsec0 "$(ifindex macsec0)" | head -1)" = "dump offload-mac/none" ]
+	[ "$(py "$lib_dir/mb_genl.py" readers macsec0 "$(ifindex macsec0)" | head -1)" = \
+	  "dump offload-mac/none" ]
 check "unload" rmmod macsec_bridge
 
 ktap_finished

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Reload under load: the module is unloaded and loaded again
-# (MB_RELOAD_CYCLES times, from `sizes`: 100 in the full tier), while RDMA traffic runs between two pods
-# through software MACsec, the DPU's keys are changed as MKA changes them
+# (MB_RELOAD_CYCLES times, from `sizes`: 100 in the full tier), while
+# RDMA traffic runs between two pods through software MACsec, the DPU's
+# keys are changed as MKA changes them
 # (the next TX SA added and made the encoding SA, the old one deleted:
 # that settles the driver after each load), and a process binds, unbinds
 # and dumps without pause. Every unload clears the
@@ -110,7 +111,7 @@ echo "# key changes: $(cat "$ROW_DIR/flips" 2>/dev/null)"
 reloaded() {
 	[ "$rc" -eq 0 ] && [ "$(json_field "$ROW_DIR/reload" "d['cycles']")" = "$CYCLES" ]
 }
-check "$CYCLES unload/reload cycles: h0 cleared at each unload, tracked after each load, generations above all before" \
+check "$CYCLES reloads: h0 cleared at each unload, tracked after each load, generations grow" \
 	reloaded
 check "some unloads found h0's bit set (the clearing was exercised)" \
 	[ "$(json_field "$ROW_DIR/reload" "d['bit_set_at_unload']")" -gt 0 ]
@@ -164,7 +165,8 @@ if [ -w "$kml" ]; then
 	echo scan > "$kml"
 	leaks=$(grep -c '^unreferenced object' "$kml")
 	[ "$leaks" -eq 0 ] || head -40 "$kml" | sed 's/^/# /'
-	check "kmemleak: nothing unreferenced after $CYCLES reloads (found $leaks)" [ "$leaks" -eq 0 ]
+	check "kmemleak: nothing unreferenced after $CYCLES reloads (found $leaks)" \
+		[ "$leaks" -eq 0 ]
 else
 	check "kmemleak is there to ask" false
 fi

@@ -40,7 +40,8 @@ PROBES=64
 
 cleanup() {
 	local i
-	for i in $(seq 0 $((N - 1))); do echo "link del mbv$i"; done | ip -force -batch - 2>/dev/null
+	for i in $(seq 0 $((N - 1))); do echo "link del mbv$i"; done |
+		ip -force -batch - 2>/dev/null
 	ip netns del mbpeer 2>/dev/null
 	ip -n mbpod link del mbpv 2>/dev/null
 	ip netns del mbpod 2>/dev/null
@@ -89,7 +90,9 @@ ktap_set_plan 17
 ulimit -n $((N + 256))
 ip netns add mbpeer
 {
-	for i in $(seq 0 $((N - 1))); do echo "link add mbv$i type veth peer name mbp$i netns mbpeer"; done
+	for i in $(seq 0 $((N - 1))); do
+		echo "link add mbv$i type veth peer name mbp$i netns mbpeer"
+	done
 } | ip -batch - || bed_broken "cannot make $N veth pairs"
 # No IPv6 on the 3,072 netdevs: each one up would make a link-local
 # address and run DAD, router solicitations and MLD on it. Under TCG that
@@ -141,17 +144,18 @@ verdicts \
 	"... or examined more than $PROBES slots of the tables" \
 	"0 < d['quiet']['probes'] <= $PROBES" \
 	"... nor announced one" "d['quiet']['notes'] == []" \
-	"SecY of $MID down: each event recomputed at most its port and its real device's, within $PROBES slots" \
+	"SecY of $MID down: each event recomputed at most its port, real device's ($PROBES slots)" \
 	"d['down']['events'] >= 2 and 1 <= d['down']['visited'] <= 2 and
 		0 < d['down']['probes'] <= $PROBES" \
 	"... one notification: mbv$MID, none, secy-down" \
-	"[(x['ifname'], x['protection'], x['reason']) for x in d['down']['notes']] == [(mid, 0, 4)]" \
+	"[(x['ifname'], x['protection'], x['reason'])
+	  for x in d['down']['notes']] == [(mid, 0, 4)]" \
 	"... as the dump says, with that generation, every other port unchanged" \
 	"d['dumps'][1][mid]['reason'] == 4 and
 		d['dumps'][1][mid]['generation'] == d['down']['notes'][0]['generation'] >
 		d['dumps'][0][mid]['generation'] and
 		all(d['dumps'][1][k] == p for k, p in d['dumps'][0].items() if k != mid)" \
-	"SecY of $MID up: each event recomputed at most its port and its real device's, within $PROBES slots" \
+	"SecY of $MID up: each event recomputed at most its port, real device's ($PROBES slots)" \
 	"d['up']['events'] >= 1 and 1 <= d['up']['visited'] <= 2 and
 		0 < d['up']['probes'] <= $PROBES" \
 	"... one notification: mbv$MID, none, offload-off" \

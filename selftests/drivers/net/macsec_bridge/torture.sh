@@ -21,7 +21,8 @@ nsim_require
 on_exit torture_cleanup
 torture_cleanup() {
 	local r
-	for r in /sys/class/infiniband/tx* /sys/class/infiniband/ty* /sys/class/infiniband/mb_t_*; do
+	for r in /sys/class/infiniband/tx* /sys/class/infiniband/ty* \
+		/sys/class/infiniband/mb_t_*; do
 		[ -e "$r" ] && rdma link del "$(basename "$r")" 2>/dev/null
 	done
 	for r in mst0 mst1 mst2 mst3 mst4 tvl0 tv0 h0 tw0; do
@@ -69,8 +70,10 @@ check "seed $SEED: $OPS operations, no violation (make torture SEED=$SEED OPS=$O
 # Each kind of operation both ran through and was refused somewhere (a
 # SecY that is not there, an SA that exists): both paths were exercised.
 check "every kind of operation ran through at least once" \
-	[ "$(field "all(d['done'].get(k, 0) > 0 for k in ('secy_add', 'secy_del', 'txsa_add', 'txsa_del', 'txsa_upd', 'secy_set', 'offload', 'link', 'bind', 'unbind', 'move', 'vlan', 'rxe', 'reload'))")" = True ]
-check "verdicts were judged from notifications before any dump, and offload seen where the SecY gives it" \
+	[ "$(field "all(d['done'].get(k, 0) > 0 for k in ('secy_add', 'secy_del', 'txsa_add',
+		'txsa_del', 'txsa_upd', 'secy_set', 'offload', 'link', 'bind', 'unbind', 'move',
+		'vlan', 'rxe', 'reload'))")" = True ]
+check "verdicts judged from notifications before any dump; offload seen where the SecY gives it" \
 	[ "$(field "d['strict_checks'] > 0 and d['offload_checks'] > 0")" = True ]
 check "a concurrent writer and reader ran throughout" \
 	[ "$(field "d['concurrent_flaps'] > 0 and d['concurrent_dumps'] > 0")" = True ]
