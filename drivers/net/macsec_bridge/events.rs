@@ -289,6 +289,12 @@ impl Bridge {
             };
             ret = Ok(());
             let wanted = e.wanted();
+            if !wanted {
+                // Forgotten with its binding: its last notification must
+                // not name the binding this request just took away.
+                e.relation = None;
+                e.secy = None;
+            }
             if let Some(s) = &b.secy {
                 p.bound.remove(&(key(s), serial));
             }

@@ -402,6 +402,38 @@ fn a_gid_around_the_secy_claims_only_part() {
     }
 }
 
+/// Unbinding a port that backs no RDMA device forgets it. Its last
+/// notification retracts it, and names no relation and no SecY: not the
+/// binding the request took away.
+#[test]
+fn unbind_forgets_the_binding_too() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_bound_port();
+    let port = w.plains[0].as_raw() as usize;
+    w.step(&Step::RdmaDel { r: 0 });
+    assert_eq!(w.verdict_of_plain(0), (Protection::OffloadMac, None));
+    w.step(&Step::Unbind { p: 0 });
+    let notes: Vec<_> = w
+        .last_log
+        .iter()
+        .filter_map(|r| match r {
+            host::Rec::Note(n) if n.dev == port => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes.len(), 1, "{:#?}", w.last_log);
+    let n = &notes[0];
+    assert_eq!(
+        (n.protection, n.reason, n.relation, n.secy, n.secy_netns),
+        (Protection::None, Some(Reason::Unknown), None, 0, 0),
+        "{n:#?}"
+    );
+    let _ = s;
+    w.unload();
+    w.check_unloaded();
+}
+
 /// A request that reaches the bridge once unload began (the family goes
 /// last) fails, saying so, rather than succeeding with nothing bound.
 #[test]

@@ -28,7 +28,11 @@ After every operation, in each namespace, it checks:
   SecY has;
 - every generation a dump shows was announced, in a notification equal to
   the dump on every field, and generations are unique and only grow,
-  across reloads too.
+  across reloads too;
+- the bound port is bound exactly when this run's own record says so
+  (binds and unbinds it made, a reload ending the binding), never on the
+  module's word: a binding that outlived its unbind or a reload, or one
+  that vanished, is a violation, whatever its SecY provides.
 
 Prints the seed, the operations by kind (done and refused), the checks made
 and one line per violation with the last operations before it; exits 1 on
@@ -379,6 +383,8 @@ class Torture:
         self.seen = set()
         self.floor = 0
         self.bit = self.host.feature_index(h0, 'macsec-hw-offload')
+        # This run's own record: whether h0 is bound to dpu0 now.
+        self.bound = False
         self.secy_names = [f'mst{i}' for i in range(5)]
 
     # ---- operations -------------------------------------------------------
@@ -514,11 +520,21 @@ class Torture:
         secy = self.dpu.links()['dpu0'][0]
         ns.gn.do(ns.mb, 0, genl(MB_BIND, u32(1, links[self.h0][0]) + u32(7, secy) +
                                 u32(15, self.dpu.fd)))
+        self.bound = True
         return f'{self.h0} in {ns.name}'
 
     def op_unbind(self):
         ns, links = self.where(self.h0)
-        ns.gn.do(ns.mb, 0, genl(MB_UNBIND, u32(1, links[self.h0][0])))
+        try:
+            ns.gn.do(ns.mb, 0, genl(MB_UNBIND, u32(1, links[self.h0][0])))
+        except NlError as e:
+            if e.errno == errno.ENOENT and self.bound:
+                self.violation(f'unbind: {self.h0} is not bound, but this run bound it')
+            raise
+        if not self.bound:
+            self.violation(f'unbind: {self.h0} was bound, but this run never bound it '
+                           'since its last unbind or reload')
+        self.bound = False
         return f'{self.h0} in {ns.name}'
 
     def op_move(self):
@@ -580,6 +596,8 @@ class Torture:
             time.sleep(0.01)
         if err:
             raise NlError(err, 'unload')
+        # No binding outlives the module.
+        self.bound = False
         ns, links = self.where(self.h0)
         if ns is not None and ns.feature(self.h0, self.bit):
             self.violation(f'{self.h0} keeps its feature bit after the unload')
@@ -713,6 +731,11 @@ class Torture:
         """The checks every object gets, from a notification or a dump:
         the verdict against the reference, the bit, the SecY fields."""
         name, prot = p.get('ifname'), p.get('protection')
+        if name == self.h0 and (p.get('relation') == 'bound') != self.bound:
+            out.append(f'{ns.name} {name}: {where} says relation {p.get("relation")}, but '
+                       f'this run {"bound it" if self.bound else "has no binding of it"}; '
+                       f'object {json.dumps(p)}')
+            return
         rank, kind, why = self.reference(p, ns, views)
         if RANK.get(prot, 9) > rank or (prot.startswith('offload') and prot != kind):
             out.append(f'{ns.name} {name}: {where} says {prot}, the SecY gives {kind} '
