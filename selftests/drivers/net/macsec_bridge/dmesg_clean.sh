@@ -10,7 +10,13 @@ set -u
 require_root
 
 ktap_print_header
-ktap_set_plan 2
+ktap_set_plan 3
+
+# The scan below reads the log since boot: the ring buffer must still hold
+# its first record (sequence number 0).
+first=$(kmsg | head -n 1)
+check "the kernel log holds every line since boot (first record: ${first%% *})" \
+	[ "${first%% *}" = 0 ]
 
 kml=/sys/kernel/debug/kmemleak
 [ -e "$kml" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null

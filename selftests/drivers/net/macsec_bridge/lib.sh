@@ -93,13 +93,22 @@ require_ko() {
 	fi
 }
 
-# Skip unless the RDMA core and RXE are there, built in or as modules.
-require_rxe() {
-	[ -d /sys/class/infiniband ] || modprobe rdma_rxe 2>/dev/null
-	if [ ! -d /sys/class/infiniband ]; then
-		ktap_skip_all "RDMA core / rdma_rxe unavailable"
+# kernel_lacks MODULE WHAT: the kernel has no MODULE, built in or as a
+# module: skip, saying it lacks WHAT. A MODULE the kernel has but that
+# does not load (refused, failing its init) is a broken bed: fail.
+kernel_lacks() {
+	if ! modinfo "$1" >/dev/null 2>&1; then
+		ktap_skip_all "the kernel has no $2"
 		exit "$KSFT_SKIP"
 	fi
+	bed_broken "$1 is in this kernel but does not load ($(modprobe "$1" 2>&1 | head -1))"
+}
+
+# require_rxe: the RDMA core and RXE, built in or as modules; a skip only
+# where the kernel has no RXE.
+require_rxe() {
+	[ -d /sys/class/infiniband ] || modprobe rdma_rxe 2>/dev/null
+	[ -d /sys/class/infiniband ] || kernel_lacks rdma_rxe "RXE (CONFIG_RDMA_RXE)"
 }
 
 # require_rxe, and RXE devices made in a pod's namespace have their RoCE
@@ -118,6 +127,20 @@ require_pod_rxe() {
 insmod_bridge() {
 	modprobe -a ib_core macsec || return
 	insmod "$1"
+}
+
+# offload_path: how the module must see offloaded MACsec operations on
+# this kernel, by the kernel's own symbols, not the module's word:
+# "notifier" where the MACsec core announces them (the patch series'
+# register_macsec_offload_notifier, built in), "interposer" otherwise
+# (the module interposes each device's macsec_ops).
+offload_path() {
+	if awk '$3 == "register_macsec_offload_notifier" { f = 1 } END { exit !f }' \
+		/proc/kallsyms; then
+		echo notifier
+	else
+		echo interposer
+	fi
 }
 
 require_root() {
@@ -236,10 +259,7 @@ udev_settle_nsim() {
 # broken bed, a failure.
 nsim_require() {
 	[ -d /sys/bus/netdevsim ] || modprobe netdevsim 2>/dev/null
-	if [ ! -d /sys/bus/netdevsim ]; then
-		ktap_skip_all "the kernel has no netdevsim"
-		exit "$KSFT_SKIP"
-	fi
+	[ -d /sys/bus/netdevsim ] || kernel_lacks netdevsim "netdevsim (CONFIG_NETDEVSIM)"
 }
 
 # The netdev name of port PORT (0-based) of netdevsim device ID, in NS.
@@ -765,17 +785,46 @@ tracefs_require() {
 	[ -w "$T/trace" ] || bed_broken "tracefs at $T (CONFIG_TRACING)"
 }
 
-# dmesg_mark, then dmesg_clean_since DESCRIPTION: one KTAP result, whether
-# the kernel printed a warning, bug, sanitizer report, leaked netdev
-# reference or hung task after the mark.
-dmesg_mark() {
-	DMESG_MARK=$(dmesg | wc -l)
+# The kernel log by its records' sequence numbers (/dev/kmsg), so that a
+# scan never misses a line: a count of lines stops growing once the ring
+# buffer is full. kmsg prints the records the buffer still holds, as
+# "SEQ MESSAGE" (one read a record, until none is left).
+kmsg() {
+	dd if=/dev/kmsg iflag=nonblock bs=64k status=none 2>/dev/null |
+		sed -nE 's/^[0-9]+,([0-9]+),[^;]*;/\1 /p'
 }
+
+# dmesg_mark: notes the last record; dmesg_since then prints the messages
+# logged after it, or fails (saying how many) if the buffer no longer
+# holds the first of them.
+dmesg_mark() {
+	local last
+	last=$(kmsg | tail -n 1)
+	DMESG_MARK=${last%% *}
+	[ -n "$DMESG_MARK" ] || DMESG_MARK=-1
+}
+dmesg_since() {
+	local log first
+	log=$(kmsg)
+	first=${log%% *}
+	if [ -n "$first" ] && [ "$first" -gt $((DMESG_MARK + 1)) ]; then
+		echo "# the kernel log lost $((first - DMESG_MARK - 1)) lines since the mark" >&2
+		return 1
+	fi
+	awk -v m="$DMESG_MARK" '$1 > m { sub(/^[0-9]+ /, ""); print }' <<<"$log"
+}
+
+# dmesg_clean_since DESCRIPTION: one KTAP result, whether the kernel
+# printed a warning, bug, sanitizer report, leaked netdev reference or hung
+# task after the mark (a log that lost lines since fails).
 dmesg_clean_since() {
-	local splats
-	splats=$(dmesg | tail -n +"$((DMESG_MARK + 1))" |
-		grep -E 'WARNING:|BUG:|Oops|lockdep|KASAN:|UBSAN:|refcount_t: '\
-'|unregister_netdevice: waiting for|blocked for more than')
+	local log splats
+	if ! log=$(dmesg_since); then
+		ktap_test_fail "$1 (the kernel log lost lines: cannot tell)"
+		return
+	fi
+	splats=$(grep -E 'WARNING:|BUG:|Oops|lockdep|KASAN:|UBSAN:|refcount_t: '\
+'|unregister_netdevice: waiting for|blocked for more than' <<<"$log")
 	[ -z "$splats" ] || echo "$splats" | head -20 | sed 's/^/# /'
 	check "$1" [ -z "$splats" ]
 }

@@ -7,7 +7,9 @@
 # where the module interposes each device's macsec_ops (a kernel without
 # the MACsec core's offload notifier); with the notifier, the same faults
 # must never reach the module, and h0 must stay protected through them
-# all. The load line says which path the module took. The model NIC mtn0
+# all. Which path the module must take is the kernel's to say (whether it
+# has the notifier, offload_path); the module's load line must agree. The
+# model NIC mtn0
 # carries a VLAN, mv0, and on it the offloaded SecY macsec0 (the VLAN
 # forwards macsec0's operations to mtn0's macsec_ops, where the module
 # observes them); h0 is bound to macsec0 and says offload-mac. mtn0 moves
@@ -24,9 +26,11 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 nic_bed
-[ -d /sys/kernel/debug/failslab ] && [ -e /proc/self/fail-nth ] ||
-	ktap_exit_fail_msg "no failslab or fail-nth: the kernel lacks CONFIG_FAILSLAB or" \
-		"CONFIG_FAULT_INJECTION_DEBUG_FS"
+if [ ! -d /sys/kernel/debug/failslab ] || [ ! -e /proc/self/fail-nth ]; then
+	ktap_skip_all "the kernel has no failslab or fail-nth (CONFIG_FAILSLAB," \
+		"CONFIG_FAULT_INJECTION_DEBUG_FS)"
+	exit "$KSFT_SKIP"
+fi
 setup_ns LOST || ns_broken LOST
 lost_cleanup() {
 	ip -n "$LOST" link set mtn0 netns 1 2>/dev/null
@@ -38,16 +42,19 @@ lost_cleanup() {
 }
 on_exit lost_cleanup
 
+path=$(offload_path)
 ktap_print_header
-ktap_set_plan 4
+ktap_set_plan 5
 
+dmesg_mark
 check "load" insmod_bridge "$MODULE_KO"
-path=$(dmesg | grep -o 'macsec_bridge: loaded: .*' | tail -1)
-case "$path" in
-*"offload seen through interposed macsec_ops") path=interposer ;;
-*"offload seen through the MACsec offload notifier") path=notifier ;;
-*) ktap_exit_fail_msg "the module's load line says no path: $path" ;;
+said=$(dmesg_since | grep -o 'macsec_bridge: loaded: .*' | tail -1)
+case "$said" in
+*"offload seen through interposed macsec_ops") said=interposer ;;
+*"offload seen through the MACsec offload notifier") said=notifier ;;
 esac
+check "the module's load line names the kernel's path, $path (it says: $said)" \
+	[ "$said" = "$path" ]
 bed() {
 	ip link add link mtn0 name mv0 type vlan id 100 && ip link set mv0 up &&
 		ip link add link mv0 macsec0 type macsec port 4 encrypt on offload mac &&

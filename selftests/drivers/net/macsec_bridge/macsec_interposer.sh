@@ -31,25 +31,26 @@ nsim_new 1 || bed_broken "a netdevsim port"
 id=$NSIM_ID
 port=$(nsim_port "$id" 0)
 ip link set "$port" up
-before=$(dmesg | wc -l)
-log() { dmesg | tail -n +$((before + 1)) | grep 'macsec_interposer_test:'; }
+dmesg_mark
+# The test module's lines since the mark.
+log() { dmesg_since | grep 'macsec_interposer_test:'; }
 
 ktap_print_header
 ktap_set_plan 14
 
 check "load the test module" insmod "$KO"
-check "interposer installed on $port" bash -c "dmesg | tail -n +$((before + 1)) | grep -q 'installed on $port orig='"
+check "interposer installed on $port" eval "log | grep -q 'installed on $port orig='"
 check "a second interposer on the same device is refused (EBUSY)" \
-	bash -c "dmesg | tail -n +$((before + 1)) | grep -q 'second install on $port: -16'"
+	eval "log | grep -q 'second install on $port: -16'"
 check "ip link add … offload mac succeeds through the interposer" \
 	ip link add link "$port" mit_macsec0 type macsec port 4 offload mac
-check "observed before AddSecy" bash -c "$(declare -f log); before=$before; log | grep -q 'before AddSecy lower=$port secy=mit_macsec0'"
-check "observed after AddSecy with ret=0" bash -c "$(declare -f log); before=$before; log | grep -q 'after AddSecy lower=$port ret=0'"
+check "observed before AddSecy" eval "log | grep -q 'before AddSecy lower=$port secy=mit_macsec0'"
+check "observed after AddSecy with ret=0" eval "log | grep -q 'after AddSecy lower=$port ret=0'"
 ip macsec add mit_macsec0 tx sa 0 pn 1 on key 01 12345678901234567890123456789012
-check "observed AddTxsa" bash -c "$(declare -f log); before=$before; log | grep -q 'after AddTxsa lower=$port ret=0'"
+check "observed AddTxsa" eval "log | grep -q 'after AddTxsa lower=$port ret=0'"
 ip link del mit_macsec0
 check "unload restores the original macsec_ops" \
-	bash -c "rmmod macsec_interposer_test && dmesg | tail -n +$((before + 1)) | grep -q 'restored $port orig=.* same'"
+	eval "rmmod macsec_interposer_test && log | grep -q 'restored $port orig=.* same'"
 check "offload still works after unload" \
 	bash -c "ip link add link $port mit_macsec1 type macsec port 5 offload mac &&
 		 ip macsec show mit_macsec1 | grep -q 'offload: mac'"
@@ -57,15 +58,15 @@ n=$(log | grep -c 'after AddSecy')
 check "nothing observed after unload (AddSecy seen $n time)" [ "$n" -eq 1 ]
 ip link del mit_macsec1
 
-before=$(dmesg | wc -l)
+dmesg_mark
 check "load with every guard forgotten" insmod "$KO" forget_guards=1
 check "the guard on $port is forgotten" \
-	bash -c "$(declare -f log); before=$before; log | grep -q 'forgot the guard on $port'"
+	eval "log | grep -q 'forgot the guard on $port'"
 # Its own NIC and $port at least: each left installed by a forgotten guard.
 forgot=$(log | grep -c 'forgot the guard on')
 check "unload takes all $forgot forgotten tables off" \
-	bash -c "[ $forgot -ge 2 ] && rmmod macsec_interposer_test && $(declare -f log) &&
-		 before=$before && log | grep -q 'left installed at unload: $forgot\$'"
+	eval "[ $forgot -ge 2 ] && rmmod macsec_interposer_test &&
+		 log | grep -q 'left installed at unload: $forgot\$'"
 check "offload works after unload: no table of the module left" \
 	bash -c "ip link add link $port mit_macsec2 type macsec port 6 offload mac &&
 		 ip macsec show mit_macsec2 | grep -q 'offload: mac'"

@@ -36,9 +36,9 @@ if ! ip link add link mit_probe name mit_probe.1 type vlan id 1 2>/dev/null; the
 	exit "$KSFT_SKIP"
 fi
 ip link del mit_probe
-before=$(dmesg | wc -l)
+dmesg_mark
 # What the test module logged since the test began, and how often LINE.
-log() { dmesg | tail -n +$((before + 1)) | grep 'macsec_interposer_test:'; }
+log() { dmesg_since | grep 'macsec_interposer_test:'; }
 logged() { log | grep -q -- "$1"; }
 count() { log | grep -c -- "$1"; }
 
@@ -70,6 +70,6 @@ ip link del mit_macsec0
 check "DelSecy through the VLAN: observed and forwarded once each" \
 	[ "$(count "after DelSecy lower=mit_vlan ret=0")$(count "nic mdo_del_secy lower=mit_vlan")" = 11 ]
 check "unload restores the NIC's original macsec_ops" \
-	bash -c "rmmod macsec_interposer_test && dmesg | tail -n +$((before + 1)) | grep -q 'restored mit_nic0 orig=.* same'"
+	eval "rmmod macsec_interposer_test && logged 'restored mit_nic0 orig=.* same'"
 
 ktap_finished

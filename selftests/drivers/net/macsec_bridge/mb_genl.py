@@ -34,7 +34,11 @@ datagram at a time with a change made between two of them.
         runs through with none failed. Before each try PORT is unbound
         (bind) or bound to SECY_IFINDEX in NETNS (the others); after it,
         whatever OP returned, the port must be what OP's result says:
-        bound with the feature bit set, or untracked with it clear. Prints
+        bound with the feature bit set, or untracked with it clear. The
+        try with no fault must succeed (bind and unbind: done, and the port
+        as it says), and (bind, unbind) make more allocations than the
+        same request for a port that does not exist, which the module
+        refuses before allocating: so some fault was the module's. Prints
         "OP: N allocations failed in turn" or the first violation, and
         exits 1 on one.
     mb_genl.py rdma-faults NETDEV NAME
@@ -399,10 +403,44 @@ def faults(op, netns, secy, port, ko=None):
                 return 1
             g.sock.close()
         if not hit:
-            print(f'{op}: {n - 1} allocations failed in turn')
-            return 0
-    print(f'{op}: still allocating after {n} faults')
-    return 1
+            break
+    else:
+        print(f'{op}: still allocating after {n} faults')
+        return 1
+    # The try no fault reached: n - 1 allocations, each failed in turn
+    # before it. It must have done what it was asked.
+    if op != 'unload' and (err != 0 or got != (op == 'bind',) * 2):
+        print(f'{op}: with no fault: errno {err}, then bound {got[0]}, bit {got[1]}')
+        return 1
+    if op != 'unload':
+        # The same request for a port no device has: refused by the module
+        # (ENODEV) before it allocates anything. Its allocations, counted
+        # by the kernel's fail-nth knob, are the netlink and generic
+        # netlink cores' alone.
+        g = Genl()
+        far = requests(0x7ffffff0, secy)[cmd]
+        err0, left = None, 0
+        g.send(g.family, cmd, NLM_F_ACK, far, now=False)
+        fail.arm(100000)
+        try:
+            g.sock.send(g.pending)
+        finally:
+            left = fail.disarm_left()
+        for mkind, _flags, body in g.messages():
+            if mkind == NLMSG_ERROR:
+                err0 = -struct.unpack_from('i', body)[0]
+                break
+        g.sock.close()
+        core = 100000 - left
+        if err0 != errno.ENODEV or n - 1 <= core:
+            print(f'{op}: {n - 1} allocations, a request for no port (errno {err0}) '
+                  f'{core}: no fault was the module\'s')
+            return 1
+        print(f'{op}: {n - 1} allocations failed in turn, {core} of them the cores\' '
+              '(a request for no port makes as many), then done with none failed')
+        return 0
+    print(f'{op}: {n - 1} allocations failed in turn')
+    return 0
 
 
 def rdma_devs(a):

@@ -15,7 +15,7 @@ ktap_print_header
 ktap_set_plan 4
 
 rmmod macsec_bridge 2>/dev/null
-before=$(dmesg | wc -l)
+dmesg_mark
 
 ok=0
 for i in $(seq "$ROUNDS"); do
@@ -27,8 +27,9 @@ for i in $(seq "$ROUNDS"); do
 done
 check "insmod/rmmod $ROUNDS rounds (completed $ok)" [ "$ok" -eq "$ROUNDS" ]
 
-loaded=$(dmesg | tail -n +$((before + 1)) | grep -c 'macsec_bridge: loaded')
-unloaded=$(dmesg | tail -n +$((before + 1)) | grep -c 'macsec_bridge: unloaded')
+log=$(dmesg_since) || ktap_exit_fail_msg "the kernel log lost lines: cannot count"
+loaded=$(grep -c 'macsec_bridge: loaded' <<<"$log")
+unloaded=$(grep -c 'macsec_bridge: unloaded' <<<"$log")
 check "init logged $ROUNDS times (saw $loaded)" [ "$loaded" -eq "$ROUNDS" ]
 check "exit logged $ROUNDS times (saw $unloaded)" [ "$unloaded" -eq "$ROUNDS" ]
 
