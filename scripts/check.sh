@@ -33,7 +33,7 @@
 # after every stage.
 set -uo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$top/scripts/toolchain.env"
 
 variant=debug
@@ -75,6 +75,25 @@ esac
 passed=0 failed=0 skipped=0
 failures=()
 log=$(mktemp -d /tmp/macsec_bridge-check.XXXXXX)
+
+# The inventory: every test each guest and host suite runs, and the skips
+# allowed (scripts/inventory). Each suite or test that reports is noted
+# in $reported as "GUEST<TAB>TEST"; the run ends by comparing the two.
+inventory=${MB_INVENTORY:-$top/scripts/inventory}
+reported=$log/reported
+: >"$reported"
+# inv_tests GUEST: GUEST's tests, in the inventory's order.
+inv_tests() {
+	awk -F'\t' -v g="$1" '!/^#/ && $1 == g { print $2 }' "$inventory"
+}
+# inv_skip GUEST TEST: why TEST may skip on GUEST; fails if it may not.
+inv_skip() {
+	awk -F'\t' -v g="$1" -v t="$2" '
+		!/^#/ && $1 == g && $2 == t && $3 ~ /^skip: / { print substr($3, 7); f = 1 }
+		END { exit !f }' "$inventory"
+}
+# reported GUEST TEST: TEST of GUEST reported a result.
+reported() { printf '%s\t%s\n' "$1" "$2" >>"$reported"; }
 # The run's log directory, whatever a stage names $log locally.
 vmdir=$log/vm
 echo "== tier $tier, $vms guest(s) at a time of $cpus vCPU(s) each; logs in $log"
@@ -149,13 +168,30 @@ result() {
 	esac
 }
 
+# skip_result GUEST TEST NAME WHY LOG: TEST of GUEST (result NAME) skipped,
+# or one of its checks did, for WHY: a skip if the inventory allows it
+# there, a failure otherwise.
+skip_result() {
+	local why
+	if why=$(inv_skip "$1" "$2"); then
+		result "$3 (skipped: $4; allowed: $why)" 4 "$5"
+	else
+		result "$3 skipped ($4), and the inventory allows it no skip on $1" 1 "$5"
+	fi
+}
+
 # run NAME CMD...: one test from one command, its output kept in the log dir.
 run() {
 	local name=$1 out
 	shift
 	out=$log/$(echo "$name" | tr -c '[:alnum:]_.-' _).log
 	"$@" >"$out" 2>&1
-	result "$name" $? "$out"
+	case $? in
+	0) result "$name" 0 "$out" ;;
+	# No host check may skip (the inventory allows none).
+	4) result "$name (it skipped)" 1 "$out" ;;
+	*) result "$name" 1 "$out" ;;
+	esac
 }
 
 # kmake ARGS...: make with the pinned toolchain, for the kernel and
@@ -260,6 +296,10 @@ start_slot() {
 		local j d t0 cmd
 		for j in "$@"; do
 			d=$vmdir/$j
+			# A guest of a stage still building: until the stage made it,
+			# or every stage is done without it (its build failed).
+			until [ -e "$d/cmd" ] || [ -e "$vmdir/.staged" ]; do sleep 2; done
+			[ -e "$d/cmd" ] || continue
 			t0=$SECONDS
 			mapfile -d '' -t cmd <"$d/cmd"
 			"${cmd[@]}" >"$d/vm.log" 2>&1 </dev/null
@@ -269,19 +309,27 @@ start_slot() {
 	) &
 }
 
-# vm_results: one result per kselftest the guest ran, from the KTAP in
-# $log/ksft-results ($log the job's directory).
+# vm_results GUEST: one result per kselftest the guest (of kind GUEST) ran,
+# from the KTAP in $log/ksft-results ($log the job's directory); and one
+# more for each of a passing test's own checks that skipped.
 vm_results() {
-	local line name
+	local guest=$1 line name test why
 	grep -E '^(not )?ok [0-9]+ selftests:' "$log/ksft-results" > "$log/vm-results" 2>/dev/null || true
 	while IFS= read -r line; do
+		# "drivers/net/macsec_bridge: TEST", the test's name in the inventory.
 		name=${line#*selftests: }
 		name=${name%% #*}
+		test=${name##*: }
+		reported "$guest" "$test"
 		case "$line" in
 		"not ok"*) result "kselftest $name${line##*"$name"}" 1 "$log/vm.log"
 			failed_output "$name" >>"$top_log/failed-output" ;;
-		*"# SKIP"*) result "kselftest $name (skipped: $(skip_reason "$name"))" 4 "$log/vm.log" ;;
-		*) result "kselftest $name" 0 "$log/vm.log" ;;
+		*"# SKIP"*) skip_result "$guest" "$test" "kselftest $name" "$(skip_reason "$name")" \
+				"$log/vm.log" ;;
+		*) result "kselftest $name" 0 "$log/vm.log"
+			while IFS= read -r why; do
+				skip_result "$guest" "$test" "kselftest $name, a check" "$why" "$log/vm.log"
+			done < <(test_output "$name" | sed -nE 's/^# ok [0-9]+ *(.*[^ ])? *# SKIP *(.*)$/\1\2/p') ;;
 		esac
 	done < "$log/vm-results"
 }
@@ -328,9 +376,20 @@ kunit_results() {
 		}' "$log/ksft-results.kunit" 2>/dev/null > "$log/kunit-results"
 	while read -r rc name; do
 		[ "$1" = count ] || [ "$rc" -eq 1 ] || continue
-		result "$name" "$rc" "$log/ksft-results.kunit"
+		if [ "$rc" -eq 4 ]; then
+			skip_result kunit "${name#kunit }" "$name" "KUnit skipped it" \
+				"$log/ksft-results.kunit"
+		else
+			result "$name" "$rc" "$log/ksft-results.kunit"
+		fi
 	done < "$log/kunit-results"
 	[ -s "$log/kunit-results" ] || result "kunit doctests of the rust/ changes (none found)" 1 "$log/vm.log"
+	# The suites that ran, held to the inventory once (by the guest
+	# that counts them).
+	[ "$1" = count ] || return 0
+	while read -r name; do
+		reported kunit "$name"
+	done < "$log/ksft-results.kunit-suites"
 }
 
 # collect JOB: the results of the guest JOB.
@@ -342,7 +401,7 @@ collect() {
 	rc=$(cat "$log/rc" 2>/dev/null || echo 125)
 	tests=$(wc -l <"$log/tests")
 	echo "== ${prefix}guest $1: $tests kselftests"
-	vm_results
+	vm_results "${1%%-[0-9]*}"
 	vm_times "$1"
 	case "$(cat "$log/kunit")" in
 	count | check) kunit_results "$(cat "$log/kunit")" ;;
@@ -355,8 +414,32 @@ collect() {
 	fi
 }
 
+# inventory_check: every suite and test the inventory lists for what this
+# run covers reported, and nothing it does not list did. A --shard run
+# expects its part of the test kernel's kselftests; the KASAN variant has
+# no stock or Debian stage.
+inventory_check() {
+	local expected=$log/expected t
+	{
+		awk -F'\t' -v v="$variant" -v s="$MODULE_SERIES" -v sh="$shard" '
+			!/^#/ && NF >= 2 && (sh == "" || $1 != s) && (v == "debug" || ($1 != "stock" &&
+				$1 != "debian" && !($1 == "ktap" && $2 == "debian-install"))) {
+				print $1 "\t" $2
+			}' "$inventory"
+		for t in "${shard_tests[@]}"; do printf '%s\t%s\n' "$MODULE_SERIES" "$t"; done
+	} | sort -u >"$expected"
+	sort -u "$reported" -o "$reported"
+	while IFS=$'\t' read -r g t; do
+		result "inventory: $g $t did not report" 1 "$inventory"
+	done < <(comm -23 "$expected" "$reported")
+	while IFS=$'\t' read -r g t; do
+		result "inventory: $g $t reported, but scripts/inventory does not list it" 1 "$inventory"
+	done < <(comm -13 "$expected" "$reported")
+}
+
 summary() {
 	local i j at secs
+	inventory_check
 	echo
 	echo "wall times (seconds from the start: at, and for how long):"
 	for i in "${!stage_names[@]}"; do
@@ -388,6 +471,7 @@ kernel_checks() {
 	# Host tests that boot the test kernel (scripts/vm-run itself).
 	for t in "$top"/scripts/tests/boot/*.sh; do
 		run "boot: $(basename "$t" .sh)" "$t" "$kdir"
+		reported boot "$(basename "$t" .sh)"
 	done
 
 	# The repo's changes to the tree's rust/ (the patch series), as
@@ -438,22 +522,25 @@ host_tests() {
 	for t in "$top"/scripts/tests/*.sh; do
 		[ -e "$t" ] || continue
 		run "host: $(basename "$t" .sh)" "$t"
+		reported host "$(basename "$t" .sh)"
 	done
 
 	while IFS= read -r manifest; do
 		crate=$(dirname "${manifest#"$top"/}")
-		cargo_test "$manifest" "$crate" ""
+		cargo_test "$manifest" "$crate" "" "$crate"
 		# The module's core, also as it is built for a kernel without the
 		# offload notifier (tests/host/build.rs).
 		[ "$crate" != drivers/net/macsec_bridge ] ||
-			cargo_test "$manifest" "$crate (interposer)" interposer
+			cargo_test "$manifest" "$crate (interposer)" interposer "$crate+interposer"
 	done < <(find "$top" -name Cargo.toml -not -path '*/target/*' | sort)
 }
 
-# cargo_test MANIFEST LABEL PATH: `cargo test` of a crate, each #[test]
-# counted; PATH is MB_HOST_PATH for the module's host build.
+# cargo_test MANIFEST LABEL PATH NAME: `cargo test` of a crate, each #[test]
+# counted; PATH is MB_HOST_PATH for the module's host build, NAME the
+# crate's in the inventory. An ignored test is a skip the inventory must
+# allow.
 cargo_test() {
-	local manifest=$1 crate=$2 out rc p f i
+	local manifest=$1 crate=$2 out rc p f i why
 	out=$log/cargo-$(echo "$crate" | tr -c 'a-zA-Z0-9\n' _).log
 	if (export MB_HOST_PATH=${3:-notifier}
 	    cargo_locked host_cargo test --locked --manifest-path "$manifest" --color never) >"$out" 2>&1
@@ -461,6 +548,11 @@ cargo_test() {
 	p=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^passed/) s += $i} END {print s + 0}' "$out")
 	f=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^failed/) s += $i} END {print s + 0}' "$out")
 	i=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($(i+1) ~ /^ignored/) s += $i} END {print s + 0}' "$out")
+	reported cargo "$4"
+	if [ "$i" -gt 0 ] && ! why=$(inv_skip cargo "$4"); then
+		f=$((f + i)) i=0
+		echo "FAIL  cargo test $crate: ignored tests, and the inventory allows it no skip"
+	fi
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + i))
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
 		# It did not even build: one failure for the crate.
@@ -540,9 +632,9 @@ build_kernel() {
 	wait "$dranet_pid"
 	result "dranet-sec builds" $? "$log/dranet-sec.log"
 	DRANET_SEC=$log/dranet-sec
+	dranet_sec=$DRANET_SEC
 	local vm_tests
-	read -ra vm_tests < <(sed -n 's/^TEST_PROGS := //p' \
-		"$top/selftests/drivers/net/macsec_bridge/Makefile")
+	mapfile -t vm_tests < <(inv_tests "$KERNEL_SERIES")
 
 	# --shard I/N: the I-th of N parts of the module's kselftests (every
 	# N-th, from the I-th), each with the final dmesg scan; the host tests
@@ -556,6 +648,7 @@ build_kernel() {
 			p=$((p + 1))
 		done
 		vm_tests+=(dmesg_clean.sh)
+		shard_tests=("${vm_tests[@]}")
 		echo "== $KERNEL_SERIES: shard $shard: ${vm_tests[*]}"
 	fi
 
@@ -576,16 +669,24 @@ build_kernel() {
 		MACSEC_INTERPOSER_TEST_KO="$INTERPOSER_TEST_KO" MACSEC_TEST_NIC_KO="$TEST_NIC_KO"
 		DRANET_SEC="$DRANET_SEC" MB_TORTURE_OPS="$torture_ops"
 		kselftest_override_timeout="$ksft_override")
-	# Two slots: the kselftests in two shards, the second starting as late
-	# as the host tests and the stock stage (if any: its host half and its
-	# guest) last.
+	# Two slots: the kselftests in two shards, the first followed by the
+	# stock kernel's first shard, the second starting as late as the host
+	# tests and the stock and Debian stages' host halves, followed by the
+	# stock kernel's second shard and the Debian guest (the debug variant:
+	# the others have no stock stage).
 	if [ "$vms" -eq 2 ]; then
-		local shards=() base k
-		base=$(times_sum host "(tests)")
-		[ "$variant" != debug ] ||
-			base=$((base + $(estimate stock "${stock_tests[@]}") +
+		local shards=() base k b1=0 b2
+		b2=$(times_sum host "(tests)")
+		if [ "$variant" = debug ]; then
+			mapfile -t stock_shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
+				stock 2 0,0 "${stock_tests[@]}")
+			# shellcheck disable=SC2086 # a shard is a list of words
+			b1=$((40 + $(times_sum stock ${stock_shards[0]})))
+			# shellcheck disable=SC2086
+			b2=$((b2 + $(estimate stock ${stock_shards[1]}) +
 				$(estimate debian "${debian_tests[@]}")))
-		base=0,$base
+		fi
+		base=$b1,$b2
 		mapfile -t shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
 			"$KERNEL_SERIES" 2 "$base" "${vm_tests[@]}")
 		for k in 1 2; do
@@ -599,12 +700,9 @@ build_kernel() {
 	fi
 }
 
-# What runs on the stock kernel: the module loads, the lockstep tables of
-# both relations, the interposer's order of retraction and teardown and
-# what it does when it cannot observe a device (on the model NIC), the
-# package's build loads through modprobe, a clean kernel log.
-stock_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh ordering.sh lost_observation.sh
-	dkms_deb.sh dmesg_clean.sh)
+# What runs on the stock kernel, with the module as DKMS builds it (the
+# interposer): the inventory's "stock" tests.
+mapfile -t stock_tests < <(inv_tests stock)
 
 # times_sum GUEST TEST...: the seconds scripts/ksft-times gives TESTs.
 times_sum() { "$top/scripts/ksft-shards" --sum "$top/scripts/ksft-times" "$@"; }
@@ -730,25 +828,35 @@ build_stock() {
 	}
 	run "the package installs for $kver: dpkg -i, dkms autoinstall, dpkg -r" deb_install
 
-	vm_job stock "$prefix" none 2400 "$kdir" \
-		MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
-		MACSEC_BRIDGE_DEB_MODULES="$debmods" MACSEC_TEST_NIC_KO="$nic" -- "${stock_tests[@]}"
+	local envs=(MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" DRANET_SEC="$dranet_sec"
+		MACSEC_BRIDGE_DEB_MODULES="$debmods" MACSEC_TEST_NIC_KO="$nic") k
+	# In the two shards build_kernel balanced the slots with, or one guest.
+	if [ ${#stock_shards[@]} -eq 2 ]; then
+		for k in 1 2; do
+			# shellcheck disable=SC2086 # a shard is a list of words
+			vm_job "stock-$k" "$prefix" none 4200 "$kdir" "${envs[@]}" -- \
+				${stock_shards[$((k - 1))]}
+		done
+	else
+		vm_job stock "$prefix" none 4200 "$kdir" "${envs[@]}" -- "${stock_tests[@]}"
+	fi
 }
 
-# What runs on Debian's own kernel: the module DKMS built there loads, the
-# lockstep tables of both relations on netdevsim built from Debian's
-# source, RXE on software and offloaded MACsec, `modprobe macsec_bridge`
-# finding it where the package put it, a clean kernel log.
-debian_tests=(dkms_load.sh lockstep_self.sh dpu_lockstep.sh rxe_on_macsec.sh dkms_deb.sh
-	dmesg_clean.sh)
+# What runs on Debian's own kernel, with the module DKMS built there: the
+# inventory's "debian" tests.
+mapfile -t debian_tests < <(inv_tests debian)
 
 
-# ktap_results FILE LOG: one result per test line of the KTAP in FILE, and a
-# failure if its plan is missing or does not match them.
+# ktap_results FILE LOG NAME: one result per test line of the KTAP in FILE
+# (the inventory's "ktap NAME"), and a failure if its plan is missing or
+# does not match them.
 ktap_results() {
 	local line total=0 plan
+	reported ktap "$3"
 	while IFS= read -r line; do
 		case "$line" in
+		"ok "*"# SKIP"*) skip_result ktap "$3" "${line#ok * }" skipped "$2"
+			total=$((total + 1)) ;;
 		"ok "*) result "${line#ok * }" 0 "$2"; total=$((total + 1)) ;;
 		"not ok "*) result "${line#not ok * }" 1 "$2"; total=$((total + 1)) ;;
 		esac
@@ -772,7 +880,7 @@ build_debian() {
 	fi
 	out=$log/install
 	"$top/scripts/debian-install.sh" "$deb" "$out" >"$log/install.ktap" 2>"$log/install.err"
-	ktap_results "$log/install.ktap" "$log/install.err"
+	ktap_results "$log/install.ktap" "$log/install.err" debian-install
 	img=$out/kernel/boot/vmlinuz-$DEBIAN_KERNEL_ABI
 	ko=$(find "$out/kernel/lib/modules/$DEBIAN_KERNEL_ABI/updates/dkms" -name 'macsec_bridge.ko*' \
 		2>/dev/null | head -1)
@@ -786,9 +894,16 @@ build_debian() {
 		return
 	fi
 	vm_kimg=$img vm_job debian "$prefix" none 2400 "$tools" \
-		MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" \
+		MACSEC_BRIDGE_KO="$ko" MACSEC_BRIDGE_DKMS_KO="$ko" MACSEC_TEST_NIC_KO="$out/macsec_test_nic.ko" \
 		MACSEC_BRIDGE_DEB_MODULES="$out/kernel/lib/modules/$DEBIAN_KERNEL_ABI" -- "${debian_tests[@]}"
 }
+
+# Sourced with CHECK_SH_LIB=1 (scripts/tests/check_results.sh): the
+# functions above, and no run.
+if [ -n "${CHECK_SH_LIB:-}" ]; then
+	# shellcheck disable=SC2317 # reached only when run, not sourced
+	return 0 2>/dev/null || exit 2
+fi
 
 # The guests wait for the builds they need, no longer: with two slots the
 # first shard starts as soon as the modules are built, beside the checks
@@ -797,14 +912,25 @@ build_debian() {
 # slot (the shards were balanced for that: build_kernel). With one slot,
 # every guest waits for every build.
 queued=()
+# A --shard run's part of the test kernel's kselftests (build_kernel).
+shard_tests=()
 test_kdir=
 # The package the stock stage builds, which the Debian stage installs.
 deb=
+# DRANet-Sec as the test kernel's stage built it, for the stock guest too.
+dranet_sec=
+# The stock kernel's kselftests in two shards, one for each slot (two
+# slots: build_kernel).
+stock_shards=()
 stage_begin
 build_kernel
 stage_end "$MODULE_SERIES: kernel, modules, DKMS, dranet-sec"
 if [ "$vms" -eq 2 ] && [ -e "$vmdir/$MODULE_SERIES-1" ]; then
-	start_slot "$MODULE_SERIES-1"
+	if [ ${#stock_shards[@]} -eq 2 ]; then
+		start_slot "$MODULE_SERIES-1" stock-1
+	else
+		start_slot "$MODULE_SERIES-1"
+	fi
 	queued+=("$MODULE_SERIES-2")
 else
 	queued+=("${jobs[@]}")
@@ -824,12 +950,16 @@ if [ "$variant" = debug ]; then
 	stage_end "$MODULE_SERIES stock: kernel, DKMS, package"
 	echo "stock ${stage_secs[-1]} (build)" >>"$log/ksft-times"
 	[ ! -e "$vmdir/stock" ] || queued+=(stock)
+	[ ! -e "$vmdir/stock-2" ] || queued+=(stock-2)
 	stage_begin
 	build_debian
 	stage_end "Debian 13: the package, Debian's kernel"
 	echo "debian ${stage_secs[-1]} (build)" >>"$log/ksft-times"
 	[ ! -e "$vmdir/debian" ] || queued+=(debian)
 fi
+# Every guest there will be is made: a slot waiting for one that was not
+# goes on.
+mkdir -p "$vmdir" && touch "$vmdir/.staged"
 start_slot "${queued[@]}"
 wait
 for j in "${jobs[@]}"; do

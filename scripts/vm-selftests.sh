@@ -7,6 +7,7 @@
 #
 #   scripts/vm-selftests.sh KDIR [TEST...]
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/toolchain.env"
 kdir=$1
 shift
 
@@ -18,7 +19,8 @@ cp -r "$top/selftests/drivers/net/macsec_bridge" "$stage/drivers/net/"
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-	read -ra tests < <(sed -n 's/^TEST_PROGS := //p' "$top/selftests/drivers/net/macsec_bridge/Makefile")
+	mapfile -t tests < <(awk -F'\t' -v g="$MODULE_SERIES" '!/^#/ && $1 == g { print $2 }' \
+		"$top/scripts/inventory")
 fi
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
@@ -56,6 +58,10 @@ results=${KSFT_RESULTS:-/tmp/ksft-results}
 logfile=/proc/self/fd/1
 # The KUnit suites ran at boot; keep their KTAP for the host to count.
 cat /sys/kernel/debug/kunit/*/results > "$results.kunit" 2>/dev/null
+# and which suites ran: make check holds them to its inventory.
+for d in /sys/kernel/debug/kunit/*/; do
+	[ -e "$d/results" ] && basename "$d"
+done > "$results.kunit-suites"
 # Each test's start and end, with the guest's clock (seconds), in
 # $results.times: what make check reports as the slowest tests.
 stamp() {

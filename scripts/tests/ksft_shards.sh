@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/ksft-shards, as `make check` uses it: the module's kselftests
-# in two shards (the second after the host tests and the stock stage)
-# hold every test exactly once, in the Makefile's order, each shard ending with the
-# dmesg scan; the shards' estimated times differ by no more than the
-# longest test; --sum adds; a test missing from the times counts 60 s.
+# scripts/ksft-shards, as `make check` uses it: the stock kernel's
+# kselftests in two shards, and the test kernel's in two (balanced against
+# them: the first slot runs a test kernel shard, then a stock one; the
+# second starts after the host tests and the stock and Debian stages,
+# then a stock shard and the Debian guest). Each holds every test exactly
+# once, in the inventory's order, each shard ending with the dmesg scan;
+# the slots' estimated times differ by no more than the longest test;
+# --sum adds; a test missing from the times counts 60 s.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/toolchain.env"
@@ -13,50 +16,65 @@ shards=$top/scripts/ksft-shards
 times=$top/scripts/ksft-times
 fail() { echo "FAIL: $*"; exit 1; }
 
-read -ra all < <(sed -n 's/^TEST_PROGS := //p' "$top/selftests/drivers/net/macsec_bridge/Makefile")
-[ ${#all[@]} -gt 10 ] || fail "no TEST_PROGS read from the Makefile"
-# What the second slot does first, as check.sh reckons it: the host
-# tests, the stock stage's host half, its guest and 40 s for its boot.
-stock=$("$shards" --sum "$times" stock "(build)" dkms_load.sh lockstep_self.sh \
-	dpu_lockstep.sh dkms_deb.sh dmesg_clean.sh) || fail "--sum failed"
-host=$("$shards" --sum "$times" host "(tests)") || fail "--sum failed"
-[ "$stock" -gt 0 ] && [ "$host" -gt 0 ] || fail "estimates: stock $stock s, host $host s"
-stock=$((stock + host + 40))
-mapfile -t lines < <("$shards" "$times" "$MODULE_SERIES" 2 "0,$stock" "${all[@]}")
-[ ${#lines[@]} -eq 2 ] || fail "${#lines[@]} shards, not 2"
+inv() { awk -F'\t' -v g="$1" '!/^#/ && $1 == g { print $2 }' "$top/scripts/inventory"; }
+mapfile -t all < <(inv "$MODULE_SERIES")
+[ ${#all[@]} -gt 10 ] || fail "no $MODULE_SERIES tests read from scripts/inventory"
+mapfile -t stock < <(inv stock)
+[ ${#stock[@]} -gt 10 ] || fail "no stock tests read from scripts/inventory"
+sum() { local g=$1; shift; "$shards" --sum "$times" "$g" "$@"; }
 
-# Every test once (the dmesg scan once per shard), in order.
-got=()
-for l in "${lines[@]}"; do
-	read -ra s <<<"$l"
-	[ "${s[-1]}" = dmesg_clean.sh ] || fail "a shard does not end with dmesg_clean.sh: $l"
-	unset 's[-1]'
-	got+=("${s[@]}")
-	prev=-1
-	for t in "${s[@]}"; do
-		for i in "${!all[@]}"; do [ "${all[$i]}" = "$t" ] && break; done
-		[ "${all[$i]}" = "$t" ] || fail "$t is not in TEST_PROGS"
-		[ "$i" -gt "$prev" ] || fail "$t out of the Makefile's order in: $l"
-		prev=$i
+# same_once LIST LINE...: the shards LINE... hold every test of LIST
+# once (the dmesg scan once per shard, last), in LIST's order.
+same_once() {
+	local -n list=$1
+	shift
+	local l t i prev got=() s
+	for l in "$@"; do
+		read -ra s <<<"$l"
+		[ "${s[-1]}" = dmesg_clean.sh ] || fail "a shard does not end with dmesg_clean.sh: $l"
+		unset 's[-1]'
+		got+=("${s[@]}")
+		prev=-1
+		for t in "${s[@]}"; do
+			for i in "${!list[@]}"; do [ "${list[$i]}" = "$t" ] && break; done
+			[ "${list[$i]}" = "$t" ] || fail "$t is not in the inventory"
+			[ "$i" -gt "$prev" ] || fail "$t out of the inventory's order in: $l"
+			prev=$i
+		done
 	done
-done
-want=$(printf '%s\n' "${all[@]}" | grep -vx dmesg_clean.sh | sort)
-[ "$(printf '%s\n' "${got[@]}" | sort)" = "$want" ] ||
-	fail "the shards do not hold each test exactly once"
+	[ "$(printf '%s\n' "${got[@]}" | sort)" = \
+	  "$(printf '%s\n' "${list[@]}" | grep -vx dmesg_clean.sh | sort)" ] ||
+		fail "the shards do not hold each test exactly once"
+}
 
-# Balanced: the loads (the stock guest in the second) differ by no more
-# than the longest test.
-load() { "$shards" --sum "$times" "$MODULE_SERIES" $1; }
+# The stock shards, then what each slot does besides its test kernel
+# shard, as check.sh reckons it (40 s a boot).
+mapfile -t sl < <("$shards" "$times" stock 2 0,0 "${stock[@]}")
+[ ${#sl[@]} -eq 2 ] || fail "${#sl[@]} stock shards, not 2"
+same_once stock "${sl[@]}"
+# shellcheck disable=SC2086 # a shard is a list of words
+b1=$((40 + $(sum stock ${sl[0]})))
+# shellcheck disable=SC2086
+b2=$(($(sum host "(tests)") + 40 + $(sum stock "(build)" ${sl[1]}) + 40 +
+	$(inv debian | xargs "$shards" --sum "$times" debian "(build)")))
+mapfile -t lines < <("$shards" "$times" "$MODULE_SERIES" 2 "$b1,$b2" "${all[@]}")
+[ ${#lines[@]} -eq 2 ] || fail "${#lines[@]} shards, not 2"
+same_once all "${lines[@]}"
+
+# Balanced: the slots differ by no more than the longest test.
+load() { sum "$MODULE_SERIES" $1; }
 # shellcheck disable=SC2046
-longest=$(for t in "${all[@]}"; do load "$t"; done | sort -n | tail -1)
-a=$(load "${lines[0]}")
-b=$(($(load "${lines[1]}") + stock))
+longest=$(for t in "${all[@]}" "${stock[@]}"; do sum "$MODULE_SERIES" "$t"; sum stock "$t"
+	done | sort -n | tail -1)
+a=$(($(load "${lines[0]}") + b1))
+b=$(($(load "${lines[1]}") + b2))
 d=$((a > b ? a - b : b - a))
-[ "$d" -le "$longest" ] || fail "shards of $a s and $b s differ by more than $longest s"
+[ "$d" -le "$longest" ] || fail "slots of $a s and $b s differ by more than $longest s"
+stock="$b1 and $b2"
 
 # A test the times do not list counts 60 s; --sum of nothing is 0.
 [ "$("$shards" --sum "$times" "$MODULE_SERIES" no_such_test.sh)" = 60 ] ||
 	fail "an unlisted test does not count 60 s"
 [ "$("$shards" --sum "$times" "$MODULE_SERIES" dmesg_clean.sh)" -ge 0 ] || fail "--sum"
 "$shards" "$times" x 0 0 a.sh 2>/dev/null && fail "N=0 accepted"
-echo "ok: shards of $a s and $b s (host tests and stock stage $stock s of it), longest test $longest s"
+echo "ok: slots of $a s and $b s (besides the test kernel's shards: $stock s), longest test $longest s"
