@@ -86,10 +86,14 @@ reported=$log/reported
 inv_tests() {
 	awk -F'\t' -v g="$1" '!/^#/ && $1 == g { print $2 }' "$inventory"
 }
-# inv_skip GUEST TEST: why TEST may skip on GUEST; fails if it may not.
+# inv_skip GUEST TEST [KIND]: why TEST may skip on GUEST, as a whole
+# (KIND skip, the default) or one of its checks (skip-check); fails if it
+# may not.
 inv_skip() {
-	awk -F'\t' -v g="$1" -v t="$2" '
-		!/^#/ && $1 == g && $2 == t && $3 ~ /^skip: / { print substr($3, 7); f = 1 }
+	awk -F'\t' -v g="$1" -v t="$2" -v k="${3:-skip}: " '
+		!/^#/ && $1 == g && $2 == t && index($3, k) == 1 {
+			print substr($3, length(k) + 1); f = 1
+		}
 		END { exit !f }' "$inventory"
 }
 # reported GUEST TEST: TEST of GUEST reported a result.
@@ -128,7 +132,8 @@ host_cargo() {
 	env -u RUSTC -u RUSTDOC -u RUSTFMT CARGO_TARGET_DIR="$cargo_target" \
 		CARGO_PROFILE_DEV_DEBUG=0 cargo "$@"
 }
-if [ "$(du -s --block-size=1G "$cargo_target" 2>/dev/null | cut -f1)" -gt 8 ] 2>/dev/null; then
+if [ -z "${CHECK_SH_LIB:-}" ] &&
+	[ "$(du -s --block-size=1G "$cargo_target" 2>/dev/null | cut -f1)" -gt 8 ] 2>/dev/null; then
 	cargo_locked rm -rf "$cargo_target"
 fi
 
@@ -168,12 +173,12 @@ result() {
 	esac
 }
 
-# skip_result GUEST TEST NAME WHY LOG: TEST of GUEST (result NAME) skipped,
-# or one of its checks did, for WHY: a skip if the inventory allows it
-# there, a failure otherwise.
+# skip_result GUEST TEST NAME WHY LOG [KIND]: TEST of GUEST (result NAME)
+# skipped (KIND skip, the default), or one of its checks did (skip-check),
+# for WHY: a skip if the inventory allows it there, a failure otherwise.
 skip_result() {
 	local why
-	if why=$(inv_skip "$1" "$2"); then
+	if why=$(inv_skip "$1" "$2" "${6:-skip}"); then
 		result "$3 (skipped: $4; allowed: $why)" 4 "$5"
 	else
 		result "$3 skipped ($4), and the inventory allows it no skip on $1" 1 "$5"
@@ -278,11 +283,12 @@ vm_job() {
 	mkdir -p "$d"
 	echo "$jprefix" >"$d/prefix"
 	echo "$kunit" >"$d/kunit"
+	printf '%s\n' "$@" >"$d/tests"
+	# Whole or not at all: a slot may be waiting for it (start_slot).
 	printf '%s\0' "$top/scripts/vm-run" --variant "$variant" "${boot[@]}" \
 		--timeout "$timeout" --cpus "$cpus" --rwdir "$d" \
 		env "${envs[@]}" MB_TIER="$tier" KSFT_RESULTS="$d/ksft-results" \
-		"$top/scripts/vm-selftests.sh" "$kdir" "$@" >"$d/cmd"
-	printf '%s\n' "$@" >"$d/tests"
+		"$top/scripts/vm-selftests.sh" "$kdir" "$@" >"$d/cmd.new" && mv "$d/cmd.new" "$d/cmd"
 	jobs+=("$name")
 }
 
@@ -328,8 +334,10 @@ vm_results() {
 				"$log/vm.log" ;;
 		*) result "kselftest $name" 0 "$log/vm.log"
 			while IFS= read -r why; do
-				skip_result "$guest" "$test" "kselftest $name, a check" "$why" "$log/vm.log"
-			done < <(test_output "$name" | sed -nE 's/^# ok [0-9]+ *(.*[^ ])? *# SKIP *(.*)$/\1\2/p') ;;
+				skip_result "$guest" "$test" "kselftest $name, a check" "$why" \
+					"$log/vm.log" skip-check
+			done < <(test_output "$name" |
+				sed -nE 's/^# ok [0-9]+ *(.*[^ ])? *# SKIP *(.*)$/\1: \2/p' | sed 's/: $//') ;;
 		esac
 	done < "$log/vm-results"
 }
@@ -355,16 +363,24 @@ vm_times() {
 			awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 }
 
-# kunit_results MODE: the KUnit tests of the abstractions (the patch
-# series) that ran at the guest's boot: the doctests of kernel::net and
-# kernel::rdma, and the cases of the rust_netlink suite, which the series
-# extends. MODE count: each is a result; check: only a failure is (the
-# same tests, counted in another guest).
+# kunit_results MODE: the KUnit tests that ran at the guest's boot. Each
+# suite, by its own result line (every suite the kernel ran is held to
+# the inventory); and within them the tests of the abstractions (the
+# patch series): the doctests of kernel::net and kernel::rdma, and the
+# cases of the rust_netlink suite, which the series extends. MODE count:
+# each is a result; check: only a failure is (the same tests, counted in
+# another guest).
 kunit_results() {
-	local rc name
+	local rc suite name
 	awk '
 		/^    # Subtest: / { suite = $3; next }
-		match($0, /^ *(not )?ok [0-9]+ [^ ]+/) {
+		# A suite'"'"'s own line, at the top level.
+		match($0, /^(not )?ok [0-9]+ [^ ]+/) {
+			n = split(substr($0, RSTART, RLENGTH), f, " ")
+			print (/^not ok/ ? 1 : / # SKIP/ ? 4 : 0), f[n], "suite", f[n]
+			next
+		}
+		match($0, /^ +(not )?ok [0-9]+ [^ ]+/) {
 			n = split(substr($0, RSTART, RLENGTH), f, " ")
 			if (f[n] ~ /^rust_doctest_kernel_(net|rdma)/)
 				name = substr(f[n], 21)
@@ -372,24 +388,22 @@ kunit_results() {
 				name = suite " " f[n]
 			else
 				next
-			print (/^ *not ok/ ? 1 : / # SKIP/ ? 4 : 0), "kunit " name
+			print (/^ *not ok/ ? 1 : / # SKIP/ ? 4 : 0), suite, name
 		}' "$log/ksft-results.kunit" 2>/dev/null > "$log/kunit-results"
-	while read -r rc name; do
+	while read -r rc suite name; do
+		# The suites, held to the inventory once (by the guest that
+		# counts them).
+		[ "$1" != count ] || [ "${name%% *}" != suite ] || reported kunit "$suite"
 		[ "$1" = count ] || [ "$rc" -eq 1 ] || continue
 		if [ "$rc" -eq 4 ]; then
-			skip_result kunit "${name#kunit }" "$name" "KUnit skipped it" \
+			skip_result kunit "$suite" "kunit $name" "KUnit skipped it" \
 				"$log/ksft-results.kunit"
 		else
-			result "$name" "$rc" "$log/ksft-results.kunit"
+			result "kunit $name" "$rc" "$log/ksft-results.kunit"
 		fi
 	done < "$log/kunit-results"
-	[ -s "$log/kunit-results" ] || result "kunit doctests of the rust/ changes (none found)" 1 "$log/vm.log"
-	# The suites that ran, held to the inventory once (by the guest
-	# that counts them).
-	[ "$1" = count ] || return 0
-	while read -r name; do
-		reported kunit "$name"
-	done < "$log/ksft-results.kunit-suites"
+	grep -qv ' suite ' "$log/kunit-results" 2>/dev/null ||
+		result "kunit doctests of the rust/ changes (none found)" 1 "$log/vm.log"
 }
 
 # collect JOB: the results of the guest JOB.
@@ -680,11 +694,17 @@ build_kernel() {
 		if [ "$variant" = debug ]; then
 			mapfile -t stock_shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
 				stock 2 0,0 "${stock_tests[@]}")
-			# shellcheck disable=SC2086 # a shard is a list of words
-			b1=$((40 + $(times_sum stock ${stock_shards[0]})))
-			# shellcheck disable=SC2086
-			b2=$((b2 + $(estimate stock ${stock_shards[1]}) +
-				$(estimate debian "${debian_tests[@]}")))
+			if [ ${#stock_shards[@]} -eq 2 ]; then
+				# shellcheck disable=SC2086 # a shard is a list of words
+				b1=$((40 + $(times_sum stock ${stock_shards[0]})))
+				# shellcheck disable=SC2086
+				b2=$((b2 + $(estimate stock ${stock_shards[1]})))
+			else
+				# No shards: one stock guest, in the second slot.
+				stock_shards=()
+				b2=$((b2 + $(estimate stock "${stock_tests[@]}")))
+			fi
+			b2=$((b2 + $(estimate debian "${debian_tests[@]}")))
 		fi
 		base=$b1,$b2
 		mapfile -t shards < <("$top/scripts/ksft-shards" "$top/scripts/ksft-times" \
@@ -922,6 +942,9 @@ dranet_sec=
 # The stock kernel's kselftests in two shards, one for each slot (two
 # slots: build_kernel).
 stock_shards=()
+# However the run ends, a slot waiting for a guest a stage never made goes
+# on (start_slot).
+trap 'mkdir -p "$vmdir" && touch "$vmdir/.staged"' EXIT
 stage_begin
 build_kernel
 stage_end "$MODULE_SERIES: kernel, modules, DKMS, dranet-sec"

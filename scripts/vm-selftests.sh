@@ -58,10 +58,6 @@ results=${KSFT_RESULTS:-/tmp/ksft-results}
 logfile=/proc/self/fd/1
 # The KUnit suites ran at boot; keep their KTAP for the host to count.
 cat /sys/kernel/debug/kunit/*/results > "$results.kunit" 2>/dev/null
-# and which suites ran: make check holds them to its inventory.
-for d in /sys/kernel/debug/kunit/*/; do
-	[ -e "$d/results" ] && basename "$d"
-done > "$results.kunit-suites"
 # Each test's start and end, with the guest's clock (seconds), in
 # $results.times: what make check reports as the slowest tests.
 stamp() {

@@ -24,9 +24,10 @@ same() {
 }
 
 # Every line: GUEST, TEST and at most an allowed skip with its reason.
-awk -F'\t' '!/^#/ && NF && (NF < 2 || NF > 3 || $2 == "" || (NF == 3 && $3 !~ /^skip: ./)) {
-	print "line " NR ": " $0; f = 1 } END { exit f }' "$inv" ||
-	fail "lines not of the form GUEST<TAB>TEST[<TAB>skip: REASON]"
+awk -F'\t' '!/^#/ && NF && (NF < 2 || NF > 3 || $2 == "" ||
+	(NF == 3 && $3 !~ /^skip(-check)?: ./)) { print "line " NR ": " $0; f = 1 }
+	END { exit f }' "$inv" ||
+	fail "lines not of the form GUEST<TAB>TEST[<TAB>skip: REASON|skip-check: REASON]"
 dups=$(awk -F'\t' '!/^#/ && NF { print $1 "\t" $2 }' "$inv" | sort | uniq -d)
 [ -z "$dups" ] || fail "listed twice: $dups"
 guests=$(awk -F'\t' '!/^#/ && NF { print $1 }' "$inv" | sort -u | paste -sd' ')
@@ -52,6 +53,12 @@ for g in stock debian; do
 	done
 	[ "$(col "$g" | tail -1)" = dmesg_clean.sh ] || fail "dmesg_clean.sh is not the last $g test"
 done
+# The stock kernel runs every test of the test kernel but the two of the
+# interposer's own test module, which needs the series' kernel crate, and
+# the package's test (the tree has no package), in the same order.
+[ "$(col stock)" = "$(col "$MODULE_SERIES" | grep -vx -e macsec_interposer.sh \
+	-e macsec_interposer_vlan.sh -e dmesg_clean.sh; echo dkms_deb.sh; echo dmesg_clean.sh)" ] ||
+	fail "the stock list is not the $MODULE_SERIES list less macsec_interposer*.sh, plus dkms_deb.sh"
 same "kselftest files against the guests' lists" "$files" \
 	"$(for g in "$MODULE_SERIES" stock debian; do col "$g"; done | sort -u)"
 

@@ -788,10 +788,19 @@ tracefs_require() {
 # The kernel log by its records' sequence numbers (/dev/kmsg), so that a
 # scan never misses a line: a count of lines stops growing once the ring
 # buffer is full. kmsg prints the records the buffer still holds, as
-# "SEQ MESSAGE" (one read a record, until none is left).
+# "SEQ MESSAGE" (one read a record, until none is left), and fails if it
+# could not read them all: dd stops at its first error, EAGAIN once every
+# record was read, EPIPE when one was overwritten while it read.
 kmsg() {
-	dd if=/dev/kmsg iflag=nonblock bs=64k status=none 2>/dev/null |
+	local err=${TMPDIR:-/tmp}/macsec_bridge-kmsg.$BASHPID
+	dd if=/dev/kmsg iflag=nonblock bs=64k status=none 2>"$err" |
 		sed -nE 's/^[0-9]+,([0-9]+),[^;]*;/\1 /p'
+	if grep -qv 'Resource temporarily unavailable' "$err"; then
+		echo "# the kernel log could not be read whole: $(<"$err")" >&2
+		rm -f "$err"
+		return 1
+	fi
+	rm -f "$err"
 }
 
 # dmesg_mark: notes the last record; dmesg_since then prints the messages

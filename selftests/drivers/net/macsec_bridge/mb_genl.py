@@ -38,7 +38,9 @@ datagram at a time with a change made between two of them.
         try with no fault must succeed (bind and unbind: done, and the port
         as it says), and (bind, unbind) make more allocations than the
         same request for a port that does not exist, which the module
-        refuses before allocating: so some fault was the module's. Prints
+        refuses before allocating: the faults reached past the netlink
+        cores into what the module does (its own allocations, and the
+        notifications its feature write makes the core send). Prints
         "OP: N allocations failed in turn" or the first violation, and
         exits 1 on one.
     mb_genl.py rdma-faults NETDEV NAME
@@ -434,7 +436,7 @@ def faults(op, netns, secy, port, ko=None):
         core = 100000 - left
         if err0 != errno.ENODEV or n - 1 <= core:
             print(f'{op}: {n - 1} allocations, a request for no port (errno {err0}) '
-                  f'{core}: no fault was the module\'s')
+                  f'{core}: no fault reached past the cores')
             return 1
         print(f'{op}: {n - 1} allocations failed in turn, {core} of them the cores\' '
               '(a request for no port makes as many), then done with none failed')

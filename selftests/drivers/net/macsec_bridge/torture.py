@@ -544,7 +544,13 @@ class Torture:
         if ns is None:
             raise NlError(19, 'no such SecY')
         to = self.pod if ns is self.host else self.host
+        # What the namespace it leaves heard of it is its last word there:
+        # the module tells the old namespace nothing of a move, and the
+        # port may come back untracked (no RDMA device followed it), with
+        # nothing announced that would replace a note judged stale.
+        self.take_notes()
         ns.rt.do(RTM_NEWLINK, 0, ifinfo(links[name][0]) + u32(IFLA_NET_NS_FD, to.fd))
+        self.announced.pop((ns.name, links[name][0]), None)
         return f'{name} to {to.name}'
 
     def op_vlan(self):
