@@ -83,9 +83,7 @@ inventory=${MB_INVENTORY:-$top/scripts/inventory}
 reported=$log/reported
 : >"$reported"
 # inv_tests GUEST: GUEST's tests, in the inventory's order.
-inv_tests() {
-	awk -F'\t' -v g="$1" '!/^#/ && $1 == g { print $2 }' "$inventory"
-}
+inv_tests() { INVENTORY=$inventory "$top/scripts/inventory-list" "$1"; }
 # inv_skip GUEST TEST [KIND]: why TEST may skip on GUEST, as a whole
 # (KIND skip, the default) or one of its checks (skip-check); fails if it
 # may not.
@@ -212,14 +210,10 @@ kmake() {
 # (a #[path], compat.mk) is the same here and there.
 test_modules_rel=selftests/drivers/net/macsec_bridge/test_modules
 build_test_modules() {
-	local t=$1 kdir=$2 m=drivers/net/macsec_bridge
+	local t=$1 kdir=$2 src
 	shift 2
-	rm -rf "$t"
-	mkdir -p "$t/$test_modules_rel" "$t/$m/compat"
-	cp "$top/$test_modules_rel"/{Kbuild,*.rs,*.h} "$t/$test_modules_rel/"
-	cp "$top/$m"/{interposer.rs,vlan.rs,compat.mk,compat_bindgen.sh} "$t/$m/"
-	cp "$top/$m/compat/kernel_headers.h" "$t/$m/compat/"
-	kmake -C "$kdir" M="$t/$test_modules_rel" W=1 CLIPPY=1 "$@" modules 2>&1
+	src=$("$top/scripts/test-modules-src" "$t") || return 1
+	kmake -C "$kdir" M="$src" W=1 CLIPPY=1 "$@" modules 2>&1
 }
 
 # modsrc DIR: the module's source, a scratch copy so that concurrent

@@ -126,21 +126,17 @@ check "netdevsim (not in Debian's kernel) built out of tree from linux-source-7.
 # trixie's rustc and bindgen, binding net/macsec.h itself (its Kbuild, as
 # on the stock kernel). OUT/macsec_test_nic.ko, for the guest.
 model_nic() {
-	local rel=selftests/drivers/net/macsec_bridge/test_modules m=drivers/net/macsec_bridge
-	local src=$out/nic
-	rm -rf "$src" && mkdir -p "$src/$rel" "$src/$m/compat" &&
-	cp "$top/$rel"/{Kbuild,*.rs,*.h} "$src/$rel/" &&
-	cp "$top/$m"/{interposer.rs,vlan.rs,compat.mk,compat_bindgen.sh} "$src/$m/" &&
-	cp "$top/$m/compat/kernel_headers.h" "$src/$m/compat/" &&
+	local src=$out/nic dir
+	dir=$("$top/scripts/test-modules-src" "$src") &&
 	in_debian install --bind-rw "$kbuild:/var/cache/macsec-bridge-dkms" \
 		--bind-rw "$src:/mnt/nic" -- \
-		make -C "/var/cache/macsec-bridge-dkms/$kver" M="/mnt/nic/$rel" RUSTC=/usr/bin/rustc \
+		make -C "/var/cache/macsec-bridge-dkms/$kver" M="/mnt/nic/${dir#"$src"/}" RUSTC=/usr/bin/rustc \
 		HOSTRUSTC=/usr/bin/rustc BINDGEN=bindgen MACSEC_BRIDGE_COMPAT=y W=1 modules \
 		>"$out/nic.log" 2>&1
 	local rc=$?
 	cat "$out/nic.log"
 	[ $rc -eq 0 ] && ! grep -E '(warning|error)(\[|:)' "$out/nic.log" &&
-	cp "$src/$rel/macsec_test_nic.ko" "$out/macsec_test_nic.ko" &&
+	cp "$dir/macsec_test_nic.ko" "$out/macsec_test_nic.ko" &&
 	modinfo -F vermagic "$out/macsec_test_nic.ko" | grep -q "^$kver "
 }
 check "the model NIC built against $kver's Rust artifacts (W=1, no warning)" model_nic

@@ -19,8 +19,7 @@ cp -r "$top/selftests/drivers/net/macsec_bridge" "$stage/drivers/net/"
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-	mapfile -t tests < <(awk -F'\t' -v g="$MODULE_SERIES" '!/^#/ && $1 == g { print $2 }' \
-		"$top/scripts/inventory")
+	mapfile -t tests < <("$top/scripts/inventory-list" "$MODULE_SERIES")
 fi
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug

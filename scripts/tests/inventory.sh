@@ -16,7 +16,7 @@ bad=0
 fail() { echo "FAIL: $*"; bad=1; }
 
 # col GUEST: the inventory's tests of GUEST, in order.
-col() { awk -F'\t' -v g="$1" '!/^#/ && $1 == g { print $2 }' "$inv"; }
+col() { INVENTORY=$inv "$top/scripts/inventory-list" "$1"; }
 # same WHAT LIST-A LIST-B: the two sorted lists are equal.
 same() {
 	local d

@@ -16,7 +16,7 @@ shards=$top/scripts/ksft-shards
 times=$top/scripts/ksft-times
 fail() { echo "FAIL: $*"; exit 1; }
 
-inv() { awk -F'\t' -v g="$1" '!/^#/ && $1 == g { print $2 }' "$top/scripts/inventory"; }
+inv() { "$top/scripts/inventory-list" "$1"; }
 mapfile -t all < <(inv "$MODULE_SERIES")
 [ ${#all[@]} -gt 10 ] || fail "no $MODULE_SERIES tests read from scripts/inventory"
 mapfile -t stock < <(inv stock)
