@@ -215,11 +215,18 @@ pub(crate) struct PortEntry {
     /// [`Ports::dirty`]: crate::state::Ports::dirty
     /// [`Bridge::finish`]: crate::bridge::Bridge::finish
     pub(crate) dirty: bool,
-    /// Whether it advertised offload when last recomputed (counted in
-    /// [`Ports::offloading`]).
-    ///
-    /// [`Ports::offloading`]: crate::state::Ports::offloading
+    /// Whether it advertised offload when last recomputed.
     pub(crate) offload: bool,
+    /// Whether an RDMA device of a `self` or `bound` port had another
+    /// netdev when last recomputed (the port is partial for it).
+    pub(crate) moved: bool,
+    /// Whether, when last recomputed, it advertised offload, listed a
+    /// protected GID (a partial or `upper` port's, which rest on the
+    /// SecY's state as much as a claim does) or was partial because its
+    /// RDMA device had moved: counted in [`Ports::watched`].
+    ///
+    /// [`Ports::watched`]: crate::state::Ports::watched
+    pub(crate) watched: bool,
 }
 
 /// The parts of a port's object that a notification reports (and the
@@ -327,6 +334,8 @@ impl PortEntry {
             gone: false,
             dirty: false,
             offload: false,
+            moved: false,
+            watched: false,
         }
     }
 

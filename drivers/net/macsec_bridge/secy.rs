@@ -124,11 +124,12 @@ pub(crate) fn reread(rtnl: &Rtnl, st: &mut State) {
         observed_lost,
         ..
     } = st;
-    if ports.offloading > 0 {
-        // A claiming port whose RDMA device moved with no event at all.
+    if ports.watched > 0 {
+        // A claiming port whose RDMA device moved with no event at all, and
+        // one partial for that move whose device came back.
         let Ports { all, dirty, .. } = ports;
         for (_, e) in all.iter_mut() {
-            if e.offload && !e.gone && rdma_moved(e) {
+            if !e.gone && (e.offload || e.moved) && rdma_moved(e) != e.moved {
                 mark(e, dirty);
             }
         }
@@ -237,6 +238,7 @@ pub(crate) fn relate(
     // its MAC), and RoCE on those never crosses the SecY. Any other carries
     // the port's whole egress, which is all of its RoCE unless a GID leaves
     // through a device that can send around it.
+    e.moved = false;
     let scope = match e.relation {
         Some(Relation::Upper) => Scope::Partial,
         Some(_) => {
@@ -247,6 +249,7 @@ pub(crate) fn relate(
             // it read stays so. An RDMA device's netdev changes with no
             // event at all: looked for on every recompute.
             let moved = rdma_moved(e);
+            e.moved = moved;
             let may_rise = lockstep::judge(&known, Scope::Whole)
                 .protection
                 .is_offload();

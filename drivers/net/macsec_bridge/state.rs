@@ -44,11 +44,15 @@ pub(crate) struct Ports {
     ///
     /// [`Bridge::finish`]: crate::bridge::Bridge::finish
     pub(crate) dirty: KVec<u64>,
-    /// How many ports advertise offload: while any does, the SecYs are
-    /// read again every [`REVALIDATE_MS`].
+    /// How many ports rest on what is known of an offloaded SecY, or on
+    /// where their RDMA device is ([`PortEntry::watched`]): while any
+    /// does, the SecYs and those devices are read again every
+    /// [`REVALIDATE_MS`], for what changes with no event (a TX SA that PN
+    /// exhaustion stopped, a device that `ib_device_set_netdev()` moved).
     ///
+    /// [`PortEntry::watched`]: crate::model::PortEntry::watched
     /// [`REVALIDATE_MS`]: crate::work::REVALIDATE_MS
-    pub(crate) offloading: usize,
+    pub(crate) watched: usize,
 }
 
 impl Ports {
@@ -231,7 +235,7 @@ impl State {
                 live: Index::new(GROW),
                 bound: Index::new(GROW),
                 dirty: KVec::new(),
-                offloading: 0,
+                watched: 0,
             },
             secys: Index::new(GROW),
             uppers: Index::new(GROW),

@@ -40,8 +40,11 @@ pub(crate) struct Effects {
     /// Interposers to take off.
     #[cfg(MACSEC_BRIDGE_COMPAT)]
     restore: KVec<Installed<Bridge>>,
-    /// Whether a port advertises offload: the SecYs are to be read again
+    /// Whether a port rests on an offloaded SecY's state or on where its
+    /// RDMA device is ([`Ports::watched`]): the SecYs are to be read again
     /// in [`REVALIDATE_MS`].
+    ///
+    /// [`Ports::watched`]: crate::state::Ports::watched
     revalidate: bool,
 }
 
@@ -203,17 +206,13 @@ impl Bridge {
                 secy::relate(rtnl, e, secys, uppers);
             }
             let offload = !e.gone && e.port.advertised().protection.is_offload();
-            if offload != e.offload {
-                e.offload = offload;
-                if offload {
-                    ports.offloading += 1;
-                } else {
-                    ports.offloading -= 1;
-                }
-            }
+            e.offload = offload;
             if e.gone && e.last.is_none() {
                 // Never announced (an RDMA device that could not be
                 // tracked): nothing to retract.
+                if e.watched {
+                    ports.watched -= 1;
+                }
                 ports.order.remove(&(e.ns, serial));
                 ports.all.remove(&serial);
                 continue;
@@ -240,6 +239,15 @@ impl Bridge {
                 }
             }
             gids::read_gids(e);
+            let watched = !e.gone && (offload || e.moved || !e.gids.is_empty());
+            if watched != e.watched {
+                e.watched = watched;
+                if watched {
+                    ports.watched += 1;
+                } else {
+                    ports.watched -= 1;
+                }
+            }
             let view = e.current(rtnl, secys);
             if view.netns != e.ns {
                 // It moved: dumps in its new namespace list it from now on.
@@ -290,7 +298,7 @@ impl Bridge {
         // The room goes back, empty, for the next update.
         dirty.clear();
         ports.dirty = dirty;
-        fx.revalidate = ports.offloading > 0;
+        fx.revalidate = ports.watched > 0;
     }
 
     /// Applies what [`Bridge::finish`] collected. Called with RTNL held and

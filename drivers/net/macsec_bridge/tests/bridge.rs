@@ -306,6 +306,17 @@ fn failed_update_stays_retracted() {
     w.check_unloaded();
 }
 
+/// The notifications of the last step, in order.
+fn notes(w: &World) -> Vec<host::Note> {
+    w.last_log
+        .iter()
+        .filter_map(|r| match r {
+            host::Rec::Note(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A key change, as MKA makes one: TX SA `an` added active, then made the
 /// encoding SA (`upd_secy`). A record made afresh is in no doubt, so the
 /// update settles the driver.
@@ -402,6 +413,90 @@ fn a_gid_around_the_secy_claims_only_part() {
     }
 }
 
+/// PN exhaustion stops a TX SA and tells no one
+/// (`__macsec_pn_wrapped()`): the module's periodic re-read finds it. An
+/// `upper` port and a partial `self` port list protected GIDs on the
+/// SecY's state as much as a claim rests on it, so the re-read runs while
+/// either lists one, and the wrap withdraws their GIDs in one
+/// notification (reason `no-active-tx-sa`). Before, it ran only while some port advertised offload:
+/// the GIDs stayed listed.
+#[test]
+fn pn_exhaustion_withdraws_listed_gids() {
+    let _g = serial();
+    for upper in [false, true] {
+        let mut w = World::new();
+        let (s, port) = if upper {
+            let s = w.protected_upper_port();
+            (s, w.lowers[0])
+        } else {
+            let s = w.protected_secy_port();
+            w.gid_on(Some(w.plains[1]));
+            (s, w.secy(s))
+        };
+        let listed = w.gids_of(port);
+        assert_eq!(listed, [if upper { 1 } else { 0 }], "upper {upper}");
+        assert_eq!(
+            w.verdict_of(port),
+            (Protection::None, Some(Reason::Partial)),
+            "upper {upper}"
+        );
+        w.pn_wrap(s, 0);
+        let notes = notes(&w);
+        assert_eq!(notes.len(), 1, "upper {upper}: {:#?}", w.last_log);
+        let n = &notes[0];
+        assert_eq!(
+            (n.dev, n.protection, n.reason, n.gids.clone()),
+            (
+                port.as_raw() as usize,
+                Protection::None,
+                Some(Reason::NoActiveTxSa),
+                vec![]
+            ),
+            "upper {upper}: {n:#?}"
+        );
+        assert_eq!(w.gids_of(port), Vec::<u32>::new(), "upper {upper}");
+        w.unload();
+        w.check_unloaded();
+    }
+}
+
+/// An RDMA device moved to another netdev (`ib_device_set_netdev()`, as
+/// mlx5's LAG does, telling no client) makes its claiming port partial at
+/// the next periodic re-read, and the port claims again at the re-read
+/// after the device came back. Before, the re-read ran only while some
+/// port advertised offload, and the port stayed partial.
+#[test]
+fn a_moved_rdma_device_is_followed_back() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_secy_port();
+    let port = w.secy(s);
+    assert_eq!(w.verdict_of(port), (Protection::OffloadMac, None));
+    let notes = |w: &World| -> Vec<_> {
+        notes(w)
+            .into_iter()
+            .map(|n| (n.dev, n.protection, n.reason))
+            .collect()
+    };
+    let dev = port.as_raw() as usize;
+    w.rdma_move(Some(w.plains[1]));
+    assert_eq!(
+        notes(&w),
+        [(dev, Protection::None, Some(Reason::Partial))],
+        "{:#?}",
+        w.last_log
+    );
+    w.rdma_move(None);
+    assert_eq!(
+        notes(&w),
+        [(dev, Protection::OffloadMac, None)],
+        "{:#?}",
+        w.last_log
+    );
+    w.unload();
+    w.check_unloaded();
+}
+
 /// Unbinding a port that backs no RDMA device forgets it. Its last
 /// notification retracts it, and names no relation and no SecY: not the
 /// binding the request took away.
@@ -414,14 +509,7 @@ fn unbind_forgets_the_binding_too() {
     w.step(&Step::RdmaDel { r: 0 });
     assert_eq!(w.verdict_of_plain(0), (Protection::OffloadMac, None));
     w.step(&Step::Unbind { p: 0 });
-    let notes: Vec<_> = w
-        .last_log
-        .iter()
-        .filter_map(|r| match r {
-            host::Rec::Note(n) if n.dev == port => Some(n.clone()),
-            _ => None,
-        })
-        .collect();
+    let notes: Vec<_> = notes(&w).into_iter().filter(|n| n.dev == port).collect();
     assert_eq!(notes.len(), 1, "{:#?}", w.last_log);
     let n = &notes[0];
     assert_eq!(

@@ -252,6 +252,9 @@ pub mod rdma {
         /// The GID table beyond the port's own GIDs: each entry's netdev
         /// (a bond's over the port, say). Empty unless a test fills it.
         pub table: std::cell::RefCell<Vec<&'static NetDevice>>,
+        /// The netdev `ib_device_set_netdev()` gave the port since, telling
+        /// no client (mlx5's LAG), if any.
+        pub moved: Cell<Option<&'static NetDevice>>,
     }
 
     // SAFETY: single-threaded host world.
@@ -271,7 +274,7 @@ pub mod rdma {
         }
 
         pub fn netdev(&self, _port: u32) -> Option<ARef<NetDevice>> {
-            Some(self.netdev.into())
+            Some(self.moved.get().unwrap_or(self.netdev).into())
         }
 
         /// # Safety

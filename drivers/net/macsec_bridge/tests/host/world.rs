@@ -1490,6 +1490,7 @@ impl World {
                         name: Cell::new(name),
                         netdev: d,
                         table: RefCell::new(Vec::new()),
+                        moved: Cell::new(None),
                     }));
                     self.rdmas.push(r);
                     self.client_add(r);
@@ -1695,12 +1696,15 @@ impl World {
     }
 
     /// Whether some RoCE of port `d` may leave other than through `d`: a
-    /// GID of one of its RDMA devices is on another netdev.
+    /// GID of one of its RDMA devices is on another netdev, or the device
+    /// has moved to another.
     fn escapes(&self, d: &NetDevice) -> bool {
         self.rdmas
             .iter()
             .filter(|r| core::ptr::eq(r.netdev, d))
-            .any(|r| r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d)))
+            .any(|r| {
+                r.moved.get().is_some() || r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d))
+            })
     }
 
     /// The dump's index, whatever memory did: each port under the
@@ -1977,6 +1981,38 @@ impl World {
             on: Target::Secy(s),
         });
         s
+    }
+
+    /// As [`World::protected_bound_port`], the RDMA device on the SecY's
+    /// real device (mlx5's shape) with a GID on the SecY: the port is
+    /// `upper`, partial, and lists that GID.
+    pub fn protected_upper_port(&mut self) -> usize {
+        let s = self.protected_secy();
+        self.step(&Step::RdmaAdd {
+            on: Target::Lower(0),
+        });
+        self.gid_on(Some(self.secys[s]));
+        s
+    }
+
+    /// Moves the last RDMA device added to netdev `to` (`Some`), or back
+    /// (`None`), as `ib_device_set_netdev()` does: no client is told. Then
+    /// the module's periodic work runs, if it queued any.
+    pub fn rdma_move(&mut self, to: Option<&'static NetDevice>) {
+        self.rdmas.last().expect("an RDMA device").moved.set(to);
+        self.settle();
+    }
+
+    /// PN exhaustion on TX SA `an` of SecY `s`, as `__macsec_pn_wrapped()`
+    /// makes it: the SA's `active` cleared, nobody told, the driver's SA
+    /// stopped. Then the module's periodic work runs, if it queued any.
+    pub fn pn_wrap(&mut self, s: usize, an: u8) {
+        let d = self.secys[s];
+        Self::set_sw(d, |sw| sw.tx_sa[an as usize] = Some(false));
+        if let Some(hw) = self.hw.borrow_mut().get_mut(&key(d)) {
+            hw.tx_sa[an as usize] = Some(false);
+        }
+        self.settle();
     }
 
     fn protected_secy(&mut self) -> usize {
