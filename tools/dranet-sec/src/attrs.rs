@@ -149,14 +149,30 @@ pub fn macsec_attributes(
             let gids = i64::try_from(p.protected_gids.len()).unwrap_or(i64::MAX);
             m.insert(q("macsecProtectedGids"), int_attr(gids));
         }
-        None => {
-            m.insert(q("macsecEgress"), bool_attr(false));
-            m.insert(q("macsecProtection"), string_attr("none"));
-            m.insert(q("macsecReason"), string_attr("untracked"));
-            m.insert(q("macsecProtectedGids"), int_attr(0));
-        }
+        None => return unprotected(domain, "untracked"),
     }
     m
+}
+
+/// The MACsec attributes of a device whose port the kernel could not be
+/// asked about (the module not loaded, sysfs unreadable): as definite as
+/// an untracked netdev's, `macsecEgress` false, protection `none`, reason
+/// `unknown`. A provider that answered with an error instead would leave
+/// the device published without any of them (DRANet logs the error and
+/// publishes its own attributes alone), and a selector on them would meet
+/// a missing attribute.
+pub fn unknown_attributes(domain: &str) -> BTreeMap<String, DeviceAttribute> {
+    unprotected(domain, "unknown")
+}
+
+fn unprotected(domain: &str, reason: &str) -> BTreeMap<String, DeviceAttribute> {
+    let q = |id: &str| format!("{domain}/{id}");
+    BTreeMap::from([
+        (q("macsecEgress"), bool_attr(false)),
+        (q("macsecProtection"), string_attr("none")),
+        (q("macsecReason"), string_attr(reason)),
+        (q("macsecProtectedGids"), int_attr(0)),
+    ])
 }
 
 /// DRANet's attributes of a netdev, under the driver's domain `d`

@@ -15,7 +15,10 @@
 //! - `POST /GetDeviceAttributes`, body `DeviceIdentifiers`
 //!   (`{"mac_address","pci_address","name"}`, the first two omitted when
 //!   empty): a map of qualified name to `DeviceAttribute`, merged into the
-//!   device. Asked for every device on every scan.
+//!   device. Asked for every device on every scan. Always `200` for a
+//!   well-formed request: when the kernel (or sysfs) cannot be asked, the
+//!   attributes say so (`macsecEgress` false, reason `unknown`), since
+//!   DRANet publishes a device whose provider failed without them.
 //! - `POST /GetDeviceConfig`, same body: the device's baseline
 //!   `NetworkConfig`, asked right after. This provider has none (`{}`),
 //!   unless enforcing: then a port's baseline names [`profile`], so that
@@ -155,9 +158,16 @@ fn lookup(node: &dyn Node, q: &DeviceQuery) -> Result<Option<(NetDev, Option<Por
 
 fn attributes(cfg: &Config, node: &dyn Node, body: &[u8]) -> Result<Reply, Reply> {
     let q = device_query(body)?;
-    let found = lookup(node, &q).map_err(internal)?;
-    let port = found.as_ref().and_then(|(_, p)| p.as_ref());
-    let a = attrs::macsec_attributes(&cfg.domain, port);
+    let a = match lookup(node, &q) {
+        Ok(found) => {
+            let port = found.as_ref().and_then(|(_, p)| p.as_ref());
+            attrs::macsec_attributes(&cfg.domain, port)
+        }
+        Err(e) => {
+            eprintln!("dranet-sec: attributes of {q:?}: {e:#}; published as unknown");
+            attrs::unknown_attributes(&cfg.domain)
+        }
+    };
     Ok((
         200,
         serde_json::to_string(&a).map_err(|e| internal(e.into()))?,

@@ -185,6 +185,40 @@ fn attributes_for_every_device() {
     .collect();
     assert_eq!(attrs(&ids(1).to_string()), untracked);
     assert_eq!(attrs(r#"{"name":"eth9"}"#), untracked, "no such netdev");
+    // The kernel cannot be asked, or sysfs read: definite attributes that
+    // say so, never an error (DRANet would publish the device without
+    // them, and a selector on them would meet a missing attribute).
+    let unknown: BTreeMap<String, Value> = untracked
+        .iter()
+        .map(|(k, v)| {
+            let reason = k.ends_with("/macsecReason");
+            (
+                k.clone(),
+                if reason {
+                    json!({"string": "unknown"})
+                } else {
+                    v.clone()
+                },
+            )
+        })
+        .collect();
+    n.set(None);
+    for i in 0..3 {
+        assert_eq!(attrs(&ids(i).to_string()), unknown, "NIC {i}");
+    }
+    let (code, b) = webhook::handle(
+        &c,
+        &BrokenNode,
+        "POST",
+        "/GetDeviceAttributes",
+        ids(0).to_string().as_bytes(),
+    );
+    assert_eq!(code, 200, "{b}");
+    assert_eq!(
+        serde_json::from_str::<BTreeMap<String, Value>>(&b).unwrap(),
+        unknown
+    );
+    n.set(Some(("offload-mac", "none")));
     let (code, b) = call(
         &c,
         &n,
