@@ -226,14 +226,7 @@ pub fn dranet_attributes(d: &str, dev: &NetDev) -> BTreeMap<String, DeviceAttrib
 /// [`MAX_ATTRS`], the driver's own ones before the MACsec ones (`keep`
 /// names the domain whose attributes go last). Returns the warnings.
 pub fn fit(attrs: &mut BTreeMap<String, DeviceAttribute>, keep: &str) -> Vec<String> {
-    let mut warnings = Vec::new();
-    attrs.retain(|name, v| match check(name, v) {
-        Ok(()) => true,
-        Err(e) => {
-            warnings.push(format!("dropped {e}"));
-            false
-        }
-    });
+    let mut warnings = drop_invalid(attrs);
     while attrs.len() > MAX_ATTRS {
         let victim = attrs
             .keys()
@@ -245,6 +238,72 @@ pub fn fit(attrs: &mut BTreeMap<String, DeviceAttribute>, keep: &str) -> Vec<Str
         attrs.remove(&victim);
         warnings.push(format!(
             "dropped {victim}: more than {MAX_ATTRS} attributes"
+        ));
+    }
+    warnings
+}
+
+/// Drops the attributes that cannot be published; returns a warning each.
+fn drop_invalid(attrs: &mut BTreeMap<String, DeviceAttribute>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    attrs.retain(|name, v| match check(name, v) {
+        Ok(()) => true,
+        Err(e) => {
+            warnings.push(format!("dropped {e}"));
+            false
+        }
+    });
+    warnings
+}
+
+/// The MACsec attributes by how much a claim needs them, most first: what
+/// [`fit_beside`] keeps longest.
+const MACSEC_PRIORITY: [&str; 7] = [
+    "macsecEgress",
+    "macsecProtection",
+    "macsecReason",
+    "macsecProtectedGids",
+    "macsecRelation",
+    "macsecCipher",
+    "macsecWireVerified",
+];
+
+/// Fits a provider's attributes beside the `own` ones DRANet publishes
+/// for the same device: DRANet merges them over its own without a check,
+/// and one invalid attribute, or more than [`MAX_ATTRS`] on a device, gets
+/// its whole slice rejected by the API server. A string too long (a
+/// kernel's word this crate does not know) becomes `unknown`, so that the
+/// attribute is still there for a selector; other invalid attributes are
+/// dropped; then, past the room left, the least needed go first (any not
+/// in [`MACSEC_PRIORITY`], then that list from its end). Returns the
+/// warnings.
+pub fn fit_beside(attrs: &mut BTreeMap<String, DeviceAttribute>, own: usize) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (name, v) in attrs.iter_mut() {
+        if v.string.as_ref().is_some_and(|s| s.len() > MAX_VALUE_LEN) {
+            warnings.push(format!(
+                "{name}: value longer than {MAX_VALUE_LEN} characters, published as unknown"
+            ));
+            v.string = Some("unknown".into());
+        }
+    }
+    warnings.extend(drop_invalid(attrs));
+    let room = MAX_ATTRS.saturating_sub(own);
+    let rank = |k: &str| {
+        let id = k.rsplit('/').next().unwrap_or(k);
+        MACSEC_PRIORITY
+            .iter()
+            .position(|p| *p == id)
+            .unwrap_or(MACSEC_PRIORITY.len())
+    };
+    while attrs.len() > room {
+        let Some(victim) = attrs.keys().max_by_key(|k| rank(k)).cloned() else {
+            break;
+        };
+        attrs.remove(&victim);
+        warnings.push(format!(
+            "dropped {victim}: DRANet publishes {own} attributes of its own, \
+             {MAX_ATTRS} at most a device"
         ));
     }
     warnings

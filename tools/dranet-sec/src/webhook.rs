@@ -158,16 +158,25 @@ fn lookup(node: &dyn Node, q: &DeviceQuery) -> Result<Option<(NetDev, Option<Por
 
 fn attributes(cfg: &Config, node: &dyn Node, body: &[u8]) -> Result<Reply, Reply> {
     let q = device_query(body)?;
-    let a = match lookup(node, &q) {
+    let (mut a, own) = match lookup(node, &q) {
         Ok(found) => {
             let port = found.as_ref().and_then(|(_, p)| p.as_ref());
-            attrs::macsec_attributes(&cfg.domain, port)
+            // What DRANet publishes of the device itself, by this crate's
+            // model of it (a cloud provider's own attributes are not
+            // counted: this provider is the one DRANet asks).
+            let own = found
+                .as_ref()
+                .map_or(0, |(dev, _)| attrs::dranet_attributes("dra.net", dev).len());
+            (attrs::macsec_attributes(&cfg.domain, port), own)
         }
         Err(e) => {
             eprintln!("dranet-sec: attributes of {q:?}: {e:#}; published as unknown");
-            attrs::unknown_attributes(&cfg.domain)
+            (attrs::unknown_attributes(&cfg.domain), 0)
         }
     };
+    for w in attrs::fit_beside(&mut a, own) {
+        eprintln!("dranet-sec: attributes of {q:?}: {w}");
+    }
     Ok((
         200,
         serde_json::to_string(&a).map_err(|e| internal(e.into()))?,

@@ -232,6 +232,45 @@ fn attributes_for_every_device() {
     );
 }
 
+/// DRANet merges a provider's attributes over its own unchecked, and the
+/// API server rejects a whole slice for one value over 64 characters or a
+/// device over 32 attributes: the webhook's answer fits beside DRANet's.
+#[test]
+fn attributes_fit_beside_dranets_own() {
+    let c = cfg(false);
+    let long = "x".repeat(65);
+    let n = FakeNode::new("none", &long);
+    let (code, b) = call(&c, &n, "POST", "/GetDeviceAttributes", &ids(0).to_string());
+    assert_eq!(code, 200, "{b}");
+    let a: BTreeMap<String, Value> = serde_json::from_str(&b).unwrap();
+    assert_eq!(
+        a[&format!("{DOMAIN}/macsecReason")],
+        json!({"string": "unknown"}),
+        "{b}"
+    );
+    let own = dranet_sec::attrs::dranet_attributes("dra.net", &nic(0)).len();
+    assert!(own + a.len() <= 32, "{own} + {}", a.len());
+
+    // Beside 28 of DRANet's own, four fit: the least needed go.
+    let p = port(&nic(0), "offload-mac", "none");
+    let mut m = dranet_sec::attrs::macsec_attributes(DOMAIN, Some(&p));
+    assert_eq!(m.len(), 6);
+    let warnings = dranet_sec::attrs::fit_beside(&mut m, 28);
+    let kept: Vec<_> = m.keys().map(|k| k.rsplit('/').next().unwrap()).collect();
+    assert_eq!(
+        kept,
+        [
+            "macsecEgress",
+            "macsecProtectedGids",
+            "macsecProtection",
+            "macsecReason"
+        ]
+    );
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("macsecCipher"), "{warnings:?}");
+    assert!(warnings[1].contains("macsecRelation"), "{warnings:?}");
+}
+
 #[test]
 fn device_config_is_empty_unless_enforcing() {
     let n = FakeNode::new("none", "no-active-tx-sa");
