@@ -87,16 +87,31 @@ pub fn check(name: &str, v: &DeviceAttribute) -> Result<(), String> {
         v.int.is_some(),
         v.string.is_some(),
         v.version.is_some(),
+        v.bools.is_some(),
+        v.ints.is_some(),
+        v.strings.is_some(),
+        v.versions.is_some(),
     ];
     if set.iter().filter(|x| **x).count() != 1 {
-        return Err(format!("{name}: exactly one of bool, int, string, version"));
+        return Err(format!(
+            "{name}: exactly one of bool, int, string, version, bools, ints, strings, versions"
+        ));
     }
-    for s in [&v.string, &v.version].into_iter().flatten() {
-        if s.len() > MAX_VALUE_LEN {
-            return Err(format!(
-                "{name}: value longer than {MAX_VALUE_LEN} characters"
-            ));
-        }
+    let empty = [
+        v.bools.as_ref().map(Vec::len),
+        v.ints.as_ref().map(Vec::len),
+        v.strings.as_ref().map(Vec::len),
+        v.versions.as_ref().map(Vec::len),
+    ];
+    if empty.contains(&Some(0)) {
+        return Err(format!("{name}: an empty list"));
+    }
+    let strings = [&v.string, &v.version].into_iter().flatten();
+    let items = [&v.strings, &v.versions].into_iter().flatten().flatten();
+    if strings.chain(items).any(|s| s.len() > MAX_VALUE_LEN) {
+        return Err(format!(
+            "{name}: value longer than {MAX_VALUE_LEN} characters"
+        ));
     }
     Ok(())
 }

@@ -29,6 +29,15 @@
 //! scheduler's whole attempt (its Filter returns an error status), so
 //! nothing is placed even where a node fits.
 //!
+//! List-valued attributes (`DRAListTypeAttributes`, as DRANet publishes
+//! `resource.kubernetes.io/numaNode` under it) are CEL lists, with the
+//! gate's `includes` (true for a list holding the value or a scalar equal
+//! to it). `matchAttribute` is the allocator's that the gate selects
+//! (`structured/internal/experimental`), which agrees with the stable one
+//! on scalars: each device's values (a scalar's one) must share at least
+//! one with what every device taken before holds, and what they share is
+//! what the next must meet; values of different types share nothing.
+//!
 //! Differences, stated: one claim at a time; the node chosen is the first
 //! feasible one by name (the scheduler scores the feasible nodes); among
 //! several solutions on a node the first in device-name order is reported
@@ -50,6 +59,7 @@
 //! slices as they would carry them.
 
 use anyhow::{anyhow, bail, Context as _, Result};
+use cel::extractors::This;
 use cel::{Context, Env, Program, Value};
 use k8s_openapi::api::resource::v1::{
     DeviceAttribute, DeviceClass, DeviceTaint, DeviceToleration, ResourceClaim, ResourceSlice,
@@ -190,40 +200,82 @@ fn domains_named(expr: &str) -> BTreeSet<String> {
     out
 }
 
-fn attr_value(a: &DeviceAttribute) -> serde_json::Value {
-    if let Some(b) = a.bool {
-        serde_json::Value::Bool(b)
+/// An attribute's value as the scheduler hands it to CEL, serialized into
+/// `cel` values of the same types: an `int` is a CEL int (a JSON number
+/// would become a uint when not negative, and `numaNode + 1` would then
+/// have no overload), a list attribute (`DRAListTypeAttributes`: `bools`,
+/// `ints`, `strings`, `versions`) a CEL list, looked at before the scalars
+/// as `getAttributeValue` does.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum CelAttr {
+    Bool(bool),
+    Int(i64),
+    Str(String),
+    Bools(Vec<bool>),
+    Ints(Vec<i64>),
+    Strs(Vec<String>),
+    None,
+}
+
+fn attr_value(a: &DeviceAttribute) -> CelAttr {
+    if let Some(v) = &a.ints {
+        CelAttr::Ints(v.clone())
+    } else if let Some(v) = &a.bools {
+        CelAttr::Bools(v.clone())
+    } else if let Some(v) = a.strings.as_ref().or(a.versions.as_ref()) {
+        CelAttr::Strs(v.clone())
+    } else if let Some(b) = a.bool {
+        CelAttr::Bool(b)
     } else if let Some(i) = a.int {
-        serde_json::Value::from(i)
+        CelAttr::Int(i)
     } else if let Some(s) = a.string.as_ref().or(a.version.as_ref()) {
-        serde_json::Value::String(s.clone())
+        CelAttr::Str(s.clone())
     } else {
-        serde_json::Value::Null
+        CelAttr::None
     }
+}
+
+/// The scheduler's `device` variable.
+#[derive(Serialize)]
+struct CelDevice<'a> {
+    driver: &'a str,
+    attributes: BTreeMap<String, BTreeMap<String, CelAttr>>,
+    capacity: BTreeMap<String, ()>,
+    #[serde(rename = "allowMultipleAllocations")]
+    allow_multiple_allocations: bool,
 }
 
 /// The scheduler's `device` variable for `c`, with empty maps for `extra`
 /// domains.
 fn device_value(c: &Candidate, extra: &BTreeSet<String>) -> Result<Value> {
-    let mut by_domain: BTreeMap<String, serde_json::Map<String, serde_json::Value>> =
-        BTreeMap::new();
+    let mut attributes: BTreeMap<String, BTreeMap<String, CelAttr>> = BTreeMap::new();
     for d in extra {
-        by_domain.entry(d.clone()).or_default();
+        attributes.entry(d.clone()).or_default();
     }
     for (name, v) in &c.attributes {
         let (domain, id) = name.split_once('/').unwrap_or((&c.driver, name));
-        by_domain
+        attributes
             .entry(domain.to_string())
             .or_default()
             .insert(id.to_string(), attr_value(v));
     }
-    let json = serde_json::json!({
-        "driver": c.driver,
-        "attributes": by_domain,
-        "capacity": {},
-        "allowMultipleAllocations": false,
-    });
-    cel::to_value(json).map_err(|e| anyhow!("device {}: {e}", c.name))
+    let device = CelDevice {
+        driver: &c.driver,
+        attributes,
+        capacity: BTreeMap::new(),
+        allow_multiple_allocations: false,
+    };
+    cel::to_value(device).map_err(|e| anyhow!("device {}: {e}", c.name))
+}
+
+/// `includes`, which `DRAListTypeAttributes` adds to the scheduler's CEL:
+/// whether a list attribute holds the value, or a scalar one equals it.
+fn includes(This(target): This<Value>, arg: Value) -> bool {
+    match target {
+        Value::List(items) => items.contains(&arg),
+        v => v == arg,
+    }
 }
 
 /// The CEL environment: the standard library, macros (`has`, `all`, ...)
@@ -254,6 +306,8 @@ impl Selector {
     fn eval(&self, c: &Candidate) -> Result<bool, String> {
         let device = device_value(c, &domains_named(&self.source)).map_err(|e| e.to_string())?;
         let mut ctx = Context::with_env(env());
+        ctx.add_function("includes", includes)
+            .map_err(|e| format!("CEL `includes`: {e:?}"))?;
         ctx.add_variable_from_value("device", device);
         match self.program.execute(&ctx) {
             Ok(Value::Bool(b)) => Ok(b),
@@ -346,18 +400,53 @@ fn attribute<'a>(c: &'a Candidate, name: &str) -> Option<&'a DeviceAttribute> {
     (domain == c.driver).then(|| c.attributes.get(id)).flatten()
 }
 
-/// Same type, same value; an attribute of no known type never matches.
-fn same(a: &DeviceAttribute, b: &DeviceAttribute) -> bool {
-    if a.string.is_some() {
-        a.string == b.string
-    } else if a.int.is_some() {
-        a.int == b.int
-    } else if a.bool.is_some() {
-        a.bool == b.bool
-    } else if a.version.is_some() {
-        a.version == b.version
-    } else {
-        false
+/// An attribute's values as `matchAttribute` compares them
+/// (`attributeAsSet` in the allocator that `DRAListTypeAttributes`
+/// selects): a list's items, a scalar as one item.
+#[derive(Clone, Debug)]
+enum Values {
+    Ints(BTreeSet<i64>),
+    Bools(BTreeSet<bool>),
+    Strings(BTreeSet<String>),
+    /// Compared as strings (semver's minimal form makes that exact).
+    Versions(BTreeSet<String>),
+}
+
+/// `a`'s values; `None` for an attribute of no known type or an empty
+/// list, which no device with it can match.
+fn values(a: &DeviceAttribute) -> Option<Values> {
+    fn set<T: Ord + Clone>(v: &Option<Vec<T>>) -> Option<BTreeSet<T>> {
+        v.as_ref()
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().cloned().collect())
+    }
+    let one = |x| BTreeSet::from([x]);
+    set(&a.ints)
+        .map(Values::Ints)
+        .or_else(|| set(&a.bools).map(Values::Bools))
+        .or_else(|| set(&a.strings).map(Values::Strings))
+        .or_else(|| set(&a.versions).map(Values::Versions))
+        .or_else(|| a.int.map(|i| Values::Ints(BTreeSet::from([i]))))
+        .or_else(|| a.bool.map(|b| Values::Bools(BTreeSet::from([b]))))
+        .or_else(|| a.string.clone().map(|s| Values::Strings(one(s))))
+        .or_else(|| a.version.clone().map(|s| Values::Versions(one(s))))
+}
+
+impl Values {
+    /// What `self` and `other` both hold, if anything: devices match while
+    /// that is not empty. Values of different types share nothing.
+    fn meet(&self, other: &Values) -> Option<Values> {
+        fn common<T: Ord + Clone>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> Option<BTreeSet<T>> {
+            let c: BTreeSet<T> = a.intersection(b).cloned().collect();
+            (!c.is_empty()).then_some(c)
+        }
+        match (self, other) {
+            (Values::Ints(a), Values::Ints(b)) => common(a, b).map(Values::Ints),
+            (Values::Bools(a), Values::Bools(b)) => common(a, b).map(Values::Bools),
+            (Values::Strings(a), Values::Strings(b)) => common(a, b).map(Values::Strings),
+            (Values::Versions(a), Values::Versions(b)) => common(a, b).map(Values::Versions),
+            _ => None,
+        }
     }
 }
 
@@ -501,9 +590,10 @@ struct Search<'a> {
     devs: Vec<usize>,
     reqs: &'a [Request],
     constraints: &'a [MatchAttribute],
-    /// Per constraint: the value the first device fixed, and how many
-    /// devices hold it.
-    fixed: Vec<(Option<&'a DeviceAttribute>, usize)>,
+    /// Per constraint: the values every device taken so far holds (the
+    /// first device's, narrowed by each one after it), and how many
+    /// devices were taken.
+    fixed: Vec<(Option<Values>, usize)>,
     /// Devices of allocated claims.
     taken: &'a BTreeSet<(String, String, String)>,
     /// Devices this claim holds so far.
@@ -559,16 +649,20 @@ impl<'a> Search<'a> {
             return Ok(false);
         }
         let c = &self.cands[d];
+        let mut narrowed = Vec::with_capacity(self.constraints.len());
         for (i, m) in self.constraints.iter().enumerate() {
             if !m.applies(alt) {
+                narrowed.push(None);
                 continue;
             }
-            let ok = match (attribute(c, &m.attribute), self.fixed[i]) {
-                (None, _) => false,
-                (Some(_), (_, 0)) => true,
-                (Some(a), (Some(f), _)) => same(a, f),
-                (Some(_), (None, _)) => false,
+            let now = match (attribute(c, &m.attribute).and_then(values), &self.fixed[i]) {
+                (None, _) => None,
+                (Some(v), (_, 0)) => Some(v),
+                (Some(v), (Some(f), _)) => f.meet(&v),
+                (Some(_), (None, _)) => None,
             };
+            let ok = now.is_some();
+            narrowed.push(now);
             if !ok {
                 if must {
                     return Err(format!(
@@ -579,12 +673,9 @@ impl<'a> Search<'a> {
                 return Ok(false);
             }
         }
-        for (i, m) in self.constraints.iter().enumerate() {
-            if m.applies(alt) {
-                if self.fixed[i].1 == 0 {
-                    self.fixed[i].0 = attribute(c, &m.attribute);
-                }
-                self.fixed[i].1 += 1;
+        for (i, now) in narrowed.into_iter().enumerate() {
+            if now.is_some() {
+                self.fixed[i] = (now, self.fixed[i].1 + 1);
             }
         }
         self.using.insert(d);
@@ -592,6 +683,10 @@ impl<'a> Search<'a> {
         Ok(true)
     }
 
+    /// Gives `d` back. As the scheduler's `matchAttributeConstraint.remove`
+    /// does, a constraint's values narrowed by `d` stay narrowed until no
+    /// device holds them: the scheduler may so miss a combination of list
+    /// values that it would have found in another order, and so may this.
     fn remove(&mut self, ri: usize, ai: usize, d: usize) {
         let alt = &self.reqs[ri].alts[ai];
         for (i, m) in self.constraints.iter().enumerate() {

@@ -84,6 +84,46 @@ fn example_claim_lands_on_the_one_protected_numa0_nic() {
     assert!(json["rejected"][0]["reason"].is_string());
 }
 
+/// With `DRAListTypeAttributes` DRANet publishes
+/// `resource.kubernetes.io/numaNode` as a list: the example claim lands
+/// where it did, and a selector that compares the standard attribute with
+/// `==` no longer matches (a list is not an int), which `includes` does.
+#[test]
+fn example_claim_holds_with_list_numa_nodes() {
+    let mut slices = inventory(100, &[(41, 3), (73, 2)]);
+    for s in &mut slices {
+        for d in s.spec.devices.iter_mut().flatten() {
+            let a = d.attributes.as_mut().unwrap();
+            let n = a.get_mut("resource.kubernetes.io/numaNode").unwrap();
+            n.ints = Some(vec![n.int.take().unwrap()]);
+        }
+    }
+    let (claim, classes) = example();
+    let p = place::place(&claim, &classes, &slices, &[]).unwrap();
+    let at = |p: &place::Placement| {
+        p.allocations
+            .iter()
+            .map(|a| (a.node.clone(), a.device.clone()))
+            .collect::<Vec<_>>()
+    };
+    let want = vec![("node-073".to_string(), "pci-0000-12-00-0".to_string())];
+    assert_eq!(at(&p), want);
+    let egress = r#"device.attributes["macsec.dranet-sec.io"].?macsecEgress.orValue(false)"#;
+    let std = r#"device.attributes["resource.kubernetes.io"].numaNode"#;
+    let eq = claim_with(&format!("{egress} && {std} == 0"), Some(1), None);
+    let p = place::place(&eq, &classes, &slices, &[]).unwrap();
+    assert!(
+        !p.satisfied && p.nodes.iter().all(|n| !n.error),
+        "{:?}",
+        p.nodes[0]
+    );
+    let inc = claim_with(&format!("{egress} && {std}.includes(0)"), Some(1), None);
+    assert_eq!(
+        at(&place::place(&inc, &classes, &slices, &[]).unwrap()),
+        want
+    );
+}
+
 #[test]
 fn nothing_protected_nothing_placed() {
     let slices = inventory(10, &[]);

@@ -31,6 +31,11 @@ fn device(d: &D) -> Value {
 }
 
 fn slice(node: &str, devs: &[D]) -> ResourceSlice {
+    slice_of(node, devs.iter().map(device).collect())
+}
+
+/// A slice of `devices` (in the API's JSON form), the node's whole pool.
+fn slice_of(node: &str, devices: Vec<Value>) -> ResourceSlice {
     serde_json::from_value(json!({
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
@@ -39,7 +44,7 @@ fn slice(node: &str, devs: &[D]) -> ResourceSlice {
             "driver": "dra.net",
             "nodeName": node,
             "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": devs.iter().map(device).collect::<Vec<_>>(),
+            "devices": devices,
         },
     }))
     .unwrap()
@@ -707,4 +712,134 @@ fn admin_access_results_are_not_in_use() {
     let c = claim(json!({"requests": [exactly("nic", 1, ANY)]}));
     let p = place::place(&c, &classes(), &s, &held).unwrap();
     assert_eq!(picks(&p), vec![pick("nic", "n1", "d0")]);
+}
+
+/// A slice whose devices carry `attr` as given (each `(name, value)`,
+/// the value in the API's JSON form: `{"ints": [0, 1]}`, `{"int": 0}`).
+fn slice_with(node: &str, attr: &str, devs: &[(&str, Value)]) -> ResourceSlice {
+    let devices: Vec<Value> = devs
+        .iter()
+        .map(|(name, v)| json!({"name": name, "attributes": {"rdma": {"bool": true}, attr: v}}))
+        .collect();
+    slice_of(node, devices)
+}
+
+/// With `DRAListTypeAttributes`, DRANet publishes
+/// `resource.kubernetes.io/numaNode` as a list: CEL sees a list, with the
+/// gate's `includes` for either form.
+#[test]
+fn list_attributes_are_cel_lists() {
+    const NUMA: &str = "resource.kubernetes.io/numaNode";
+    let s = [slice_with(
+        "n1",
+        NUMA,
+        &[("l01", json!({"ints": [0, 1]})), ("s0", json!({"int": 0}))],
+    )];
+    let n = "device.attributes[\"resource.kubernetes.io\"].numaNode";
+    for (cel, want) in [
+        (format!("{n}.includes(1)"), vec!["l01"]),
+        (format!("{n}.includes(0)"), vec!["l01", "s0"]),
+        (format!("{n}.includes(2)"), vec![]),
+        (format!("{n} == [0, 1]"), vec!["l01"]),
+    ] {
+        let c = claim(json!({"requests": [{"name": "r", "exactly": {
+            "deviceClassName": "rdma", "allocationMode": "All",
+            "selectors": [{"cel": {"expression": cel.as_str()}}]}}]}));
+        let p = run(&c, &s[..]);
+        let got: Vec<_> = p.allocations.iter().map(|a| a.device.as_str()).collect();
+        assert!(p.nodes.iter().all(|n| !n.error), "{cel}: {:?}", p.nodes);
+        assert_eq!(got, want, "{cel}");
+    }
+    // `in` and `size` need a list: on a scalar they are a runtime error,
+    // as they are to the scheduler; and an int attribute is an int to CEL.
+    let only = |dev: &str| {
+        let v = if dev == "l01" {
+            json!({"ints": [0, 1]})
+        } else {
+            json!({"int": 0})
+        };
+        [slice_with("n1", NUMA, &[(dev, v)])]
+    };
+    for cel in [format!("1 in {n}"), format!("size({n}) == 2")] {
+        let c = claim(json!({"requests": [exactly("r", 1, &cel)]}));
+        assert!(run(&c, &only("l01")).satisfied, "{cel}");
+    }
+    let c = claim(json!({"requests": [exactly("r", 1, &format!("1 in {n}"))]}));
+    let p = run(&c, &only("s0"));
+    assert!(!p.satisfied && p.nodes[0].error, "{p:?}");
+    let c = claim(json!({"requests": [exactly("r", 1, &format!("{n} + 1 == 1"))]}));
+    assert!(run(&c, &only("s0")).satisfied);
+}
+
+/// `matchAttribute` over list values, as the allocator that
+/// `DRAListTypeAttributes` selects decides it: the devices' values must
+/// share at least one, all of them together. The cases and their outcomes
+/// are the allocator's own tests' (k8s.io/dynamic-resource-allocation
+/// `structured/internal/allocatortesting`: `...partially-common-elements`,
+/// `mixed-scalar-and-list...`), and type mismatches.
+#[test]
+fn match_attribute_intersects_list_values() {
+    const A: &str = "dra.net/models";
+    let cases: [(&[(&str, Value)], bool); 7] = [
+        (
+            &[
+                ("a", json!({"strings": ["v1", "v2"]})),
+                ("b", json!({"strings": ["v2", "v3"]})),
+            ],
+            true,
+        ),
+        (
+            &[
+                ("a", json!({"strings": ["v1"]})),
+                ("b", json!({"strings": ["v2", "v3"]})),
+            ],
+            false,
+        ),
+        // Pairwise common, nothing common to all three.
+        (
+            &[
+                ("a", json!({"strings": ["v1", "v2"]})),
+                ("b", json!({"strings": ["v2", "v3"]})),
+                ("c", json!({"strings": ["v3", "v1"]})),
+            ],
+            false,
+        ),
+        (
+            &[
+                ("a", json!({"string": "v1"})),
+                ("b", json!({"strings": ["v1", "v2"]})),
+            ],
+            true,
+        ),
+        (
+            &[
+                ("a", json!({"strings": ["v1", "v2"]})),
+                ("b", json!({"string": "v3"})),
+            ],
+            false,
+        ),
+        (
+            &[("a", json!({"ints": [0, 1]})), ("b", json!({"int": 1}))],
+            true,
+        ),
+        // Types differ: nothing in common.
+        (
+            &[
+                ("a", json!({"ints": [1]})),
+                ("b", json!({"strings": ["1"]})),
+            ],
+            false,
+        ),
+    ];
+    for (i, (devs, want)) in cases.iter().enumerate() {
+        let s = [slice_with("n1", A, devs)];
+        let c = claim(json!({
+            "requests": [{"name": "r", "exactly": {"deviceClassName": "rdma",
+                          "count": devs.len() as i64}}],
+            "constraints": [{"matchAttribute": A}],
+        }));
+        let p = run(&c, &s[..]);
+        assert!(p.nodes.iter().all(|n| !n.error), "case {i}: {:?}", p.nodes);
+        assert_eq!(p.satisfied, *want, "case {i}: {p:?}");
+    }
 }

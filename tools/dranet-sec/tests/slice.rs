@@ -128,6 +128,17 @@ fn limits_are_enforced() {
         .is_none());
     assert_eq!(w.len(), 1, "{w:?}");
 
+    // List values (DRAListTypeAttributes): one field of the eight, not
+    // empty, each item within the length.
+    let list = |v: serde_json::Value| -> k8s_openapi::api::resource::v1::DeviceAttribute {
+        serde_json::from_value(v).unwrap()
+    };
+    let check = |v| attrs::check("dra.net/x", &list(v));
+    assert_eq!(check(serde_json::json!({"ints": [0, 1]})), Ok(()));
+    assert!(check(serde_json::json!({"ints": []})).is_err());
+    assert!(check(serde_json::json!({"ints": [0], "int": 0})).is_err());
+    assert!(check(serde_json::json!({"strings": ["a", "x".repeat(65)]})).is_err());
+
     // Past 32 attributes the driver's go first; the MACsec ones stay.
     let mut a = attrs::dranet_attributes("dra.net", &nic(0));
     for i in 0..30 {
