@@ -770,6 +770,7 @@ nic_bed() {
 nic_cleanup() {
 	ip link set mtn0 alias '' 2>/dev/null
 	rdma link del mb_rxe0 2>/dev/null
+	rdma link del mb_rxe1 2>/dev/null
 	ip link del h0 2>/dev/null
 	ip link del macsec0 2>/dev/null
 	rmmod macsec_bridge 2>/dev/null

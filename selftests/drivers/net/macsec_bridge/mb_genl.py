@@ -100,6 +100,9 @@ datagram at a time with a change made between two of them.
         generation above all before. Prints one JSON object (cycles, the
         unloads that found the bit set, the unloads that had to wait for a
         dump in flight, the violations); exits 1 on a violation.
+    mb_genl.py gids PORT
+        prints how many protected GIDs PORT lists in a dump (-1: not in
+        it).
     mb_genl.py readers PORT IFINDEX
         as nobody (uid and gid 65534, no groups, no capability): a dump,
         then a dev-get of IFINDEX. Prints "dump VERDICT" and "get VERDICT"
@@ -145,6 +148,7 @@ IFF_UP = 0x1
 IFLA_INFO_KIND, IFLA_INFO_DATA = 1, 2
 IFLA_MACSEC_OFFLOAD, MACSEC_OFFLOAD_MAC = 15, 2
 A_GENERATION = 12
+A_PROTECTED_GID = 16
 SYS_FINIT_MODULE, SYS_DELETE_MODULE = 313, 176
 A_RDMA_DEV = 3
 # RDMA netlink (include/uapi/rdma/rdma_netlink.h): RDMA_NL_NLDEV's
@@ -1032,6 +1036,10 @@ def main():
         for line in sys.stdin:
             port, secy = map(int, line.split())
             g.request(g.family, CMD_BIND, 0, requests(port, secy)[CMD_BIND])
+        return 0
+    if sys.argv[1] == 'gids':
+        a = port_attrs(g, sys.argv[2])
+        print(-1 if a is None else sum(k == A_PROTECTED_GID for k, _ in a))
         return 0
     if sys.argv[1] == 'dump-names':
         want, seen = int(sys.argv[2]), set()

@@ -6,8 +6,8 @@
 # cleared from the datapath, with no offload operation and no event. The
 # SecY then sends nothing protected, and the port must stop claiming that
 # it does: the module reads every observed SecY again once a second while
-# a port advertises offload, on its own schedule (a reader re-reads
-# nothing: it gets what the module last published). The model
+# a port advertises offload or lists a protected GID, on its own schedule
+# (a reader re-reads nothing: it gets what the module last published). The model
 # NIC wraps the encoding SA's PN on the next frame it sends while its alias
 # is `pn-wrap`. RXE sits on macsec0 (relation self), so the feature bit is
 # the module's and `ethtool -k` shows the retraction with no request of
@@ -18,6 +18,12 @@
 # guests on two cores). A re-read of 20 s fails it (a wrap lands at a
 # random point of the interval: each of the two passes with odds of about
 # 1 in 6).
+# Then the host mlx5 makes: RXE on the model NIC itself, an `upper` port
+# that claims only part and lists the GID of the SecY's address. Its GID
+# stands on the same TX SA, so a wrap must withdraw it within the same
+# bound, though no port advertises offload then (before, nothing re-read
+# the SecY and the GID stayed listed). The kernel's `ip macsec show`
+# confirms each wrap.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -25,7 +31,7 @@ RETRACT_BOUND_MS=4000
 nic_bed
 
 ktap_print_header
-ktap_set_plan 11
+ktap_set_plan 16
 
 # send_frame DEV: one broadcast frame (the MACsec ethertype, no payload
 # worth the name) sent on DEV, through its driver's ndo_start_xmit.
@@ -47,6 +53,21 @@ wrap() {
 	t1=${EPOCHREALTIME/./}
 	echo $(((t1 - t0) / 1000)) >"$ROW_DIR/delay.$1"
 	return $rc
+}
+# gids_are N: mtn0 lists N protected GIDs in a dump.
+gids_are() { [ "$(py "$lib_dir/mb_genl.py" gids mtn0)" = "$1" ]; }
+# wrap_gids NAME: as wrap, until mtn0 lists no GID.
+wrap_gids() {
+	local t0=${EPOCHREALTIME/./} t1
+	ip link set mtn0 alias pn-wrap && send_frame mtn0 && wait_for 300 gids_are 0
+	local rc=$?
+	t1=${EPOCHREALTIME/./}
+	echo $(((t1 - t0) / 1000)) >"$ROW_DIR/delay.$1"
+	return $rc
+}
+# sa_off AN: the kernel's own view, `ip macsec show`, has TX SA AN off.
+sa_off() {
+	ip macsec show macsec0 | grep -Eq "^ +$1: PN [0-9]+, state off"
 }
 # within NAME: the retraction after wrap NAME came within the bound.
 within() {
@@ -75,9 +96,26 @@ row "SA 1 installed as the encoding SA: offload-mac" \
 row "SA 1's PN wraps: retracted within the re-read interval, and the dump says so" \
 	macsec0 off none no-active-tx-sa seq=none/no-active-tx-sa -- \
 	"wrap 1"
+row "SA 2 the encoding SA, RXE moved to the model NIC: mtn0 upper, partial, no GID" \
+	mtn0 on none partial relation=upper owner=driver seq=none/partial -- \
+	"ip link set mtn0 alias '' &&
+	 ip macsec add macsec0 tx sa 2 pn 1 on key 03 $MB_KEY &&
+	 ip link set macsec0 type macsec encodingsa 2 &&
+	 rdma link del mb_rxe0 &&
+	 sysctl -qw net.ipv6.conf.macsec0.addr_gen_mode=1 && ip -6 addr flush dev macsec0 &&
+	 rdma link add mb_rxe1 type rxe netdev mtn0 && wait_for 40 gids_are 0"
+row "an IPv4 address on macsec0: mtn0 lists its GID, once the RDMA core has it" \
+	mtn0 on none partial seq=none/partial -- \
+	"ip addr add 192.0.2.1/24 dev macsec0 && wait_for 40 gids_are 1"
+row "SA 2's PN wraps: the GID withdrawn within the re-read interval, no port claiming" \
+	mtn0 on none no-active-tx-sa seq=none/no-active-tx-sa -- \
+	"wrap_gids 2"
 table_end
 check "SA 0's retraction within $RETRACT_BOUND_MS ms of the wrap" within 0
 check "SA 1's retraction within $RETRACT_BOUND_MS ms of the wrap" within 1
-check "unload" rmmod macsec_bridge
+check "SA 2's GID withdrawn within $RETRACT_BOUND_MS ms of the wrap" within 2
+check "the kernel shows TX SAs 0, 1 and 2 off (ip macsec show)" \
+	eval 'sa_off 0 && sa_off 1 && sa_off 2'
+check "unload" eval 'rdma link del mb_rxe1 && rmmod macsec_bridge'
 
 ktap_finished
