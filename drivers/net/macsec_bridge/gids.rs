@@ -99,6 +99,9 @@ pub(crate) fn read_gids(e: &mut PortEntry) {
         let mut gids = KVec::new();
         let partial = e.port.scope() == Scope::Partial;
         let (listed, through) = (e.port.carried().protection.is_offload(), &e.reach.through);
+        // An RDMA device that moved sends its RoCE out of its new netdev:
+        // none of the GIDs read before crosses the SecY any more.
+        let listed = listed && !e.moved;
         if partial && listed && gids.extend_from_slice(through, GFP_KERNEL).is_err() {
             warn_ratelimited!("{}: out of memory, GIDs not listed\n", e.dev.name());
             gids.clear();

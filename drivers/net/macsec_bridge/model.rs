@@ -223,7 +223,8 @@ pub(crate) struct PortEntry {
     /// Whether, when last recomputed, it advertised offload, listed a
     /// protected GID (a partial or `upper` port's, which rest on the
     /// SecY's state as much as a claim does) or was partial because its
-    /// RDMA device had moved: counted in [`Ports::watched`].
+    /// RDMA device had moved and would claim once it came back: counted
+    /// in [`Ports::watched`].
     ///
     /// [`Ports::watched`]: crate::state::Ports::watched
     pub(crate) watched: bool,

@@ -125,11 +125,15 @@ pub(crate) fn reread(rtnl: &Rtnl, st: &mut State) {
         ..
     } = st;
     if ports.watched > 0 {
-        // A claiming port whose RDMA device moved with no event at all, and
-        // one partial for that move whose device came back.
+        // A `self` or `bound` port that claims or lists GIDs whose RDMA
+        // device moved with no event at all, and one partial for that move
+        // whose device came back. (An `upper` port's RoCE never crosses the
+        // SecY but on the SecY's own addresses, wherever the device is.)
         let Ports { all, dirty, .. } = ports;
         for (_, e) in all.iter_mut() {
-            if !e.gone && (e.offload || e.moved) && rdma_moved(e) != e.moved {
+            let whole = matches!(e.relation, Some(Relation::SelfDev | Relation::Bound));
+            let rests = e.offload || e.moved || !e.gids.is_empty();
+            if !e.gone && whole && rests && rdma_moved(e) != e.moved {
                 mark(e, dirty);
             }
         }

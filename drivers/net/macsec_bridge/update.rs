@@ -190,6 +190,7 @@ impl Bridge {
             clock,
             writes,
             visited,
+            closing,
             ..
         } = st;
         let family = self.family;
@@ -239,7 +240,10 @@ impl Bridge {
                 }
             }
             gids::read_gids(e);
-            let watched = !e.gone && (offload || e.moved || !e.gids.is_empty());
+            // A moved port only while it would claim if its device came
+            // back: one over a software SecY needs no re-read.
+            let back = e.moved && e.port.carried().protection.is_offload();
+            let watched = !e.gone && (offload || back || !e.gids.is_empty());
             if watched != e.watched {
                 e.watched = watched;
                 if watched {
@@ -298,7 +302,9 @@ impl Bridge {
         // The room goes back, empty, for the next update.
         dirty.clear();
         ports.dirty = dirty;
-        fx.revalidate = ports.watched > 0;
+        // Never once unload began: the re-read is flushed after the last
+        // update, and must not be queued again.
+        fx.revalidate = ports.watched > 0 && !*closing;
     }
 
     /// Applies what [`Bridge::finish`] collected. Called with RTNL held and

@@ -486,6 +486,9 @@ fn a_moved_rdma_device_is_followed_back() {
         "{:#?}",
         w.last_log
     );
+    // Its RoCE leaves through the other netdev now: no GID is protected,
+    // not even the port's own default one.
+    assert_eq!(w.gids_of(port), Vec::<u32>::new());
     w.rdma_move(None);
     assert_eq!(
         notes(&w),

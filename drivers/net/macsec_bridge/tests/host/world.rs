@@ -501,8 +501,9 @@ impl World {
         }
         self.offload = None;
         self.absorb();
-        // The work items run; they find nothing to do.
+        // The work items run; they find nothing to do, and queue nothing.
         workqueue::run_pending();
+        assert_eq!(workqueue::queued(), 0, "work queued again during unload");
         self.absorb();
         Bridge::unpublish();
         let b = self.bridge.take().expect("loaded");
@@ -1703,7 +1704,8 @@ impl World {
             .iter()
             .filter(|r| core::ptr::eq(r.netdev, d))
             .any(|r| {
-                r.moved.get().is_some() || r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d))
+                r.moved.get().is_some_and(|m| !core::ptr::eq(m, r.netdev))
+                    || r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d))
             })
     }
 
@@ -1740,6 +1742,11 @@ impl World {
     /// Liveness and consistency, once a step is over.
     fn check(&mut self) {
         self.check_order();
+        {
+            let st = self.b().state.lock();
+            let n = st.ports.all.iter().filter(|(_, e)| e.watched).count();
+            assert_eq!(st.ports.watched, n, "Ports::watched against the ports");
+        }
         if self.degraded() {
             return self.check_degraded();
         }
