@@ -37,6 +37,10 @@
 //! on scalars: each device's values (a scalar's one) must share at least
 //! one with what every device taken before holds, and what they share is
 //! what the next must meet; values of different types share nothing.
+//! That allocator gives back a device without widening what the others
+//! share, and so tries one request's devices as combinations in device
+//! order, never as permutations; where a device has a list attribute
+//! (which the API server keeps only with the gate on), so does `place`.
 //!
 //! Differences, stated: one claim at a time; the node chosen is the first
 //! feasible one by name (the scheduler scores the feasible nodes); among
@@ -60,7 +64,7 @@
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use cel::extractors::This;
-use cel::{Context, Env, Program, Value};
+use cel::{Context, Env, ExecutionError, Program, Value};
 use k8s_openapi::api::resource::v1::{
     DeviceAttribute, DeviceClass, DeviceTaint, DeviceToleration, ResourceClaim, ResourceSlice,
 };
@@ -225,10 +229,10 @@ fn attr_value(a: &DeviceAttribute) -> CelAttr {
         CelAttr::Bools(v.clone())
     } else if let Some(v) = a.strings.as_ref().or(a.versions.as_ref()) {
         CelAttr::Strs(v.clone())
-    } else if let Some(b) = a.bool {
-        CelAttr::Bool(b)
     } else if let Some(i) = a.int {
         CelAttr::Int(i)
+    } else if let Some(b) = a.bool {
+        CelAttr::Bool(b)
     } else if let Some(s) = a.string.as_ref().or(a.version.as_ref()) {
         CelAttr::Str(s.clone())
     } else {
@@ -270,13 +274,20 @@ fn device_value(c: &Candidate, extra: &BTreeSet<String>) -> Result<Value> {
 }
 
 /// `includes`, which `DRAListTypeAttributes` adds to the scheduler's CEL:
-/// whether a list attribute holds the value, or a scalar one equals it.
-fn includes(This(target): This<Value>, arg: Value) -> bool {
+/// whether a list attribute holds the value, or a scalar one equals it;
+/// an error on a list longer than a device may hold (48 values).
+fn includes(This(target): This<Value>, arg: Value) -> Result<bool, ExecutionError> {
     match target {
-        Value::List(items) => items.contains(&arg),
-        v => v == arg,
+        Value::List(items) if items.len() > MAX_ATTRIBUTE_VALUES => Err(
+            ExecutionError::function_error("includes", "list longer than 48 values"),
+        ),
+        Value::List(items) => Ok(items.contains(&arg)),
+        v => Ok(v == arg),
     }
 }
+
+/// `ResourceSliceMaxAttributeValuesPerDevice`.
+const MAX_ATTRIBUTE_VALUES: usize = 48;
 
 /// The CEL environment: the standard library, macros (`has`, `all`, ...)
 /// and optional values (`.?x.orValue(d)`), as selectors use them.
@@ -376,7 +387,7 @@ struct Request {
 }
 
 /// `matchAttribute`: every device of the named requests (all requests if
-/// none are named) has the same value of `attribute`.
+/// none are named) shares a value of `attribute` with all the others.
 struct MatchAttribute {
     requests: BTreeSet<String>,
     attribute: String,
@@ -588,6 +599,12 @@ struct Search<'a> {
     cands: &'a [Candidate],
     /// Indices into `cands` of the node's devices.
     devs: Vec<usize>,
+    /// The devices of one request are tried as combinations, each after
+    /// the one before in `devs`, as the allocator that
+    /// `DRAListTypeAttributes` selects does (`startLocation`); the stable
+    /// one tries every device for each. Set when a device has a list
+    /// attribute, which the API server keeps only with the gate on.
+    combinations: bool,
     reqs: &'a [Request],
     constraints: &'a [MatchAttribute],
     /// Per constraint: the values every device taken so far holds (the
@@ -760,7 +777,15 @@ impl<'a> Search<'a> {
             }
             return done;
         }
-        for j in 0..self.devs.len() {
+        let from = match self.picks.last() {
+            Some(&(_, _, prev)) if self.combinations && k > 0 => self
+                .devs
+                .iter()
+                .position(|&x| x == prev)
+                .map_or(0, |p| p + 1),
+            _ => 0,
+        };
+        for j in from..self.devs.len() {
             let d = self.devs[j];
             if self.in_use(d) || !self.selectable(ri, ai, d)? {
                 continue;
@@ -837,6 +862,11 @@ pub fn place(
         // Only devices for all nodes: any node will do.
         nodes.insert("");
     }
+    let combinations = cands.iter().any(|c| {
+        c.attributes.values().any(|a| {
+            a.ints.is_some() || a.bools.is_some() || a.strings.is_some() || a.versions.is_some()
+        })
+    });
     let mut p = Placement::default();
     let mut chosen: Option<(String, Vec<Pick>)> = None;
     for node in nodes {
@@ -846,6 +876,7 @@ pub fn place(
             devs: (0..cands.len())
                 .filter(|&i| here(&cands[i]) && !cands[i].incomplete)
                 .collect(),
+            combinations,
             reqs: &reqs,
             constraints: &constraints,
             fixed: vec![(None, 0); constraints.len()],

@@ -771,6 +771,43 @@ fn list_attributes_are_cel_lists() {
     assert!(run(&c, &only("s0")).satisfied);
 }
 
+/// The allocator that `DRAListTypeAttributes` selects narrows a
+/// `matchAttribute` set and never widens it when it gives a device back,
+/// so it must try one request's devices as combinations in order: here it
+/// finds r1 = [b, c] (sharing "2") and r2 = [a]. Tried as permutations
+/// with that narrowing (the first `place` with lists), every order left a
+/// set that refused the third device: unsatisfiable.
+#[test]
+fn match_attribute_on_lists_tries_combinations() {
+    const A: &str = "dra.net/models";
+    let s = [slice_with(
+        "n1",
+        A,
+        &[
+            ("a", json!({"strings": ["1", "3"]})),
+            ("b", json!({"strings": ["1", "2"]})),
+            ("c", json!({"strings": ["2", "3"]})),
+        ],
+    )];
+    let c = claim(json!({
+        "requests": [
+            exactly("r1", 2, ANY),
+            exactly("r2", 1, "device.attributes[\"dra.net\"].models == [\"1\", \"3\"]"),
+        ],
+        "constraints": [{"matchAttribute": A, "requests": ["r1"]}],
+    }));
+    let p = run(&c, &s[..]);
+    assert!(p.satisfied, "{p:?}");
+    assert_eq!(
+        picks(&p),
+        vec![
+            pick("r1", "n1", "b"),
+            pick("r1", "n1", "c"),
+            pick("r2", "n1", "a")
+        ]
+    );
+}
+
 /// `matchAttribute` over list values, as the allocator that
 /// `DRAListTypeAttributes` selects decides it: the devices' values must
 /// share at least one, all of them together. The cases and their outcomes
