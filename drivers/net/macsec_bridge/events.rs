@@ -15,7 +15,7 @@ use crate::net::device::NetDevice;
 use crate::net::macsec::{Context, Mdo, Observer};
 use crate::net::notifier::{NetdevEvent, NetdevNotifier};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
-use crate::secy::{lower_up, op_of, snapshot, stacked_over};
+use crate::secy::{lower_up, op_of, reach, snapshot, stacked_over};
 #[cfg(MACSEC_BRIDGE_COMPAT)]
 use crate::state::record;
 use crate::state::{mark, Ports, State, GROW};
@@ -138,6 +138,43 @@ impl Bridge {
                         }
                     });
                 }
+            }
+        });
+    }
+
+    /// `dev`'s features changed: a stripped feature bit of a port is put
+    /// back by `finish`; a SecY offloaded to `dev` may have become
+    /// unreachable (`dev` lost `NETIF_F_HW_MACSEC`: `ethtool -K`, or
+    /// mlx5e's `fix_features` in switchdev mode), or reachable again.
+    /// The change is already made (`NETDEV_FEAT_CHANGE` follows it), and
+    /// no operation can reach the driver before this runs: RTNL is held
+    /// from the one to the other.
+    fn features(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
+        self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _, _| {
+            st.touch_around(dev);
+            let State {
+                ports,
+                secys,
+                uppers,
+                ..
+            } = &mut *st;
+            let d = key(dev);
+            for s in uppers.seconds(d) {
+                let Some(s) = secys.get_mut(&s) else {
+                    continue;
+                };
+                let Knowledge::Known(k) = s.known else {
+                    continue;
+                };
+                let now = reach(k, dev);
+                if now == k {
+                    continue;
+                }
+                let known = Knowledge::Known(now);
+                s.known = known;
+                ports.of_secy(key(&s.dev), Some(d), |e| {
+                    e.port.observe(known);
+                });
             }
         });
     }
@@ -485,11 +522,12 @@ impl NetdevNotifier for Events {
                     st.touch_around(upper);
                 })
             }
-            NetdevEvent::ChangeName(dev) | NetdevEvent::FeatChange(dev) => {
+            NetdevEvent::ChangeName(dev) => {
                 b.update(&mut Locks::Event(rtnl, ev), at(ev), |st, _, _| {
                     st.touch_around(dev)
                 })
             }
+            NetdevEvent::FeatChange(dev) => b.features(rtnl, ev, dev),
             NetdevEvent::Other(..) => {}
         }
     }

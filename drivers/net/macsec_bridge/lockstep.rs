@@ -78,6 +78,13 @@ pub enum Reason {
     /// The SecY is not offloaded (it may protect in software; that cannot
     /// be observed).
     OffloadOff,
+    /// The SecY is offloaded, but `macsec.c` can no longer reach its
+    /// offloading driver: the real device lost `NETIF_F_HW_MACSEC` (or its
+    /// `macsec_ops`). Every operation on it now fails before the driver,
+    /// and the driver may have dropped what it held: once the device can be
+    /// reached again, the SecY is [`Reason::Unsettled`] until an operation
+    /// settles it.
+    OffloadUnreachable,
     /// The SecY, as `macsec.c` holds it, would be offload-protected, but
     /// what the driver holds is not known: an operation that may take its
     /// protection down partway is in flight, or one failed, or the module
@@ -133,6 +140,11 @@ pub struct SecyState {
     /// the module first saw the SecY with the driver's records unknown.
     /// Learnt as [`SecyState::unsettled`] is.
     pub doubt: u8,
+    /// `macsec.c` can reach the offloading driver: for MAC offload, the
+    /// real device has `NETIF_F_HW_MACSEC` and `macsec_ops`
+    /// (`macsec_check_offload()`). Not the SecY's to say either: read from
+    /// the real device ([`reach`]).
+    pub reachable: bool,
 }
 
 /// Every association number in doubt ([`SecyState::doubt`]).
@@ -223,6 +235,9 @@ pub fn evaluate(k: &Knowledge) -> Verdict {
     // change unseen, so nothing beyond the netdev states can be vouched for.
     if s.offload == Offload::Off {
         return Verdict::none(Reason::OffloadOff);
+    }
+    if !s.reachable {
+        return Verdict::none(Reason::OffloadUnreachable);
     }
     let failing = [
         (!s.encoding_sa_active(), Reason::NoActiveTxSa),
@@ -419,6 +434,27 @@ pub fn learn(was: Knowledge, seen: SecyState, op: Op, ok: bool) -> Knowledge {
     s.unsettled = !ok || (unsettled && !settles);
     s.doubt = doubt;
     Knowledge::Known(s)
+}
+
+/// What is known of SecY `s` once whether `macsec.c` reaches its driver
+/// was read again from the real device (`reachable`). Losing the reach
+/// (the device lost `NETIF_F_HW_MACSEC`) also unsettles the SecY: the
+/// driver may have dropped what it held (mlx5e leaves MACsec for
+/// switchdev mode), and only an operation that settles it says what it
+/// holds once the device can be reached again.
+pub fn reach(s: SecyState, reachable: bool) -> SecyState {
+    match (s.reachable, reachable) {
+        (true, false) => SecyState {
+            reachable: false,
+            unsettled: true,
+            ..s
+        },
+        (false, true) => SecyState {
+            reachable: true,
+            ..s
+        },
+        _ => s,
+    }
 }
 
 /// The advertised state of one port.

@@ -10,7 +10,7 @@ use crate::gids::{rdma_moved, read_reach};
 use crate::index::Index;
 use crate::lockstep::{self, Knowledge, Offload, Op, Scope, SecyState, NUM_AN};
 use crate::model::{key, PortEntry, Relation, Secy, Secys};
-use crate::net::device::{NetDevice, NetDeviceRef};
+use crate::net::device::{Features, NetDevice, NetDeviceRef};
 use crate::net::macsec::{self, Context, Mdo, SecY};
 use crate::net::rtnl::Rtnl;
 use crate::state::{mark, Ports, State};
@@ -73,7 +73,30 @@ fn links(offload: Offload, secy_up: bool, lower_up: bool) -> SecyState {
         tx_sa: [None; NUM_AN],
         unsettled: false,
         doubt: 0,
+        // An operation shows the SecY only once `macsec.c` found its
+        // driver's operations; a software SecY has none to reach.
+        reachable: true,
     }
+}
+
+/// Whether `macsec.c` can reach the operations of a SecY offloaded as
+/// `offload` to real device `real`, as `macsec_check_offload()` decides
+/// before every operation: for MAC offload, `real` has `macsec_ops` and
+/// `NETIF_F_HW_MACSEC`. PHY offload is not followed: no operation of it
+/// reaches the module, which never knows a SecY as offloaded there, and
+/// claims nothing of one.
+pub(crate) fn reaches(offload: Offload, real: &NetDevice) -> bool {
+    match offload {
+        Offload::Off => true,
+        Offload::Mac => real.has_macsec_ops() && real.features().contains(Features::HW_MACSEC),
+        Offload::Phy => false,
+    }
+}
+
+/// What is known of SecY `k` over real device `real`, once whether
+/// `macsec.c` reaches its driver was read again.
+pub(crate) fn reach(k: SecyState, real: &NetDevice) -> SecyState {
+    lockstep::reach(k, reaches(k.offload, real))
 }
 
 /// Whether real device `dev` carries: up, with its carrier.
@@ -166,6 +189,11 @@ fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
     // reference; its offload mode changes only under RTNL, which is held.
     if !unsafe { bindings::macsec_netdev_is_offloaded(s.dev.as_raw()) } {
         now.offload = Offload::Off;
+    }
+    // A real device whose features changed with no event (a driver that
+    // writes them directly), or whose PHY went.
+    if let Some(real) = &s.lower {
+        now = reach(now, real);
     }
     if now == k {
         return;

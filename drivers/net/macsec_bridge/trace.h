@@ -63,7 +63,9 @@ TRACE_EVENT(macsec_bridge_announce,
 				       MB_SYM(REASON, ENCRYPT_OFF, "encrypt-off"),
 				       MB_SYM(REASON, OFFLOAD_OFF, "offload-off"),
 				       MB_SYM(REASON, PARTIAL, "partial"),
-				       MB_SYM(REASON, UNSETTLED, "unsettled")))
+				       MB_SYM(REASON, UNSETTLED, "unsettled"),
+				       MB_SYM(REASON, OFFLOAD_UNREACHABLE,
+					      "offload-unreachable")))
 );
 
 TRACE_EVENT(macsec_bridge_feature,

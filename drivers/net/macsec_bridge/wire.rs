@@ -67,6 +67,7 @@ pub(crate) fn reason(r: Option<Reason>) -> u32 {
         Some(Reason::OffloadOff) => 9,
         Some(Reason::Partial) => 10,
         Some(Reason::Unsettled) => 11,
+        Some(Reason::OffloadUnreachable) => 12,
     }
 }
 

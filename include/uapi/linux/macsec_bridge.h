@@ -59,6 +59,13 @@ enum macsec_bridge_protection {
  *   SA is in no doubt: made afresh since the module loaded, or since an
  *   operation on it failed). Checked after the SecY's other reasons, before
  *   partial.
+ * @MACSEC_BRIDGE_REASON_OFFLOAD_UNREACHABLE: The SecY is offloaded, but
+ *   macsec.c can no longer reach its driver: the real device lost
+ *   NETIF_F_HW_MACSEC (ethtool -K DEV macsec-hw-offload off, or a driver that
+ *   drops it, as mlx5e does in switchdev mode). Every offload operation then
+ *   fails before the driver, which may have dropped what it held, so once the
+ *   bit is back the SecY is unsettled until an operation settles it. Checked
+ *   right after offload-off.
  */
 enum macsec_bridge_reason {
 	MACSEC_BRIDGE_REASON_NONE,
@@ -73,6 +80,7 @@ enum macsec_bridge_reason {
 	MACSEC_BRIDGE_REASON_OFFLOAD_OFF,
 	MACSEC_BRIDGE_REASON_PARTIAL,
 	MACSEC_BRIDGE_REASON_UNSETTLED,
+	MACSEC_BRIDGE_REASON_OFFLOAD_UNREACHABLE,
 };
 
 /**

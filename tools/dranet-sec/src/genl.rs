@@ -44,6 +44,7 @@ pub const REASON: &[&str] = &[
     "offload-off",
     "partial",
     "unsettled",
+    "offload-unreachable",
 ];
 pub const RELATION: &[&str] = &["self", "upper", "bound"];
 pub const CIPHER: &[&str] = &[

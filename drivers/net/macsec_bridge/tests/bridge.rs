@@ -144,6 +144,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => s.clone().prop_map(|s| Step::Stats { s }),
         1 => s.clone().prop_map(|s| Step::Move { s }),
         1 => s.clone().prop_map(|s| Step::Ethtool { s }),
+        1 => (0usize..2, prop::bool::weighted(0.6)).prop_map(|(l, on)| Step::NicFeature { l, on }),
         1 => (0usize..2).prop_map(|l| Step::NicGone { l }),
         1 => (0usize..2).prop_map(|l| Step::NicMove { l }),
         1 => (0usize..2).prop_map(|p| Step::PlainGone { p }),
@@ -413,6 +414,18 @@ fn a_gid_around_the_secy_claims_only_part() {
     }
 }
 
+/// A protected SecY with RDMA on its real device (`upper`: the port is
+/// the NIC) or on the SecY itself (`self`): the SecY's position and the
+/// port.
+fn protected_port(w: &mut World, upper: bool) -> (usize, &'static net::device::NetDevice) {
+    if upper {
+        (w.protected_upper_port(), w.lowers[0])
+    } else {
+        let s = w.protected_secy_port();
+        (s, w.secy(s))
+    }
+}
+
 /// PN exhaustion stops a TX SA and tells no one
 /// (`__macsec_pn_wrapped()`): the module's periodic re-read finds it. An
 /// `upper` port and a partial `self` port list protected GIDs on the
@@ -425,14 +438,10 @@ fn pn_exhaustion_withdraws_listed_gids() {
     let _g = serial();
     for upper in [false, true] {
         let mut w = World::new();
-        let (s, port) = if upper {
-            let s = w.protected_upper_port();
-            (s, w.lowers[0])
-        } else {
-            let s = w.protected_secy_port();
+        let (s, port) = protected_port(&mut w, upper);
+        if !upper {
             w.gid_on(Some(w.plains[1]));
-            (s, w.secy(s))
-        };
+        }
         let listed = w.gids_of(port);
         assert_eq!(listed, [if upper { 1 } else { 0 }], "upper {upper}");
         assert_eq!(
@@ -455,6 +464,86 @@ fn pn_exhaustion_withdraws_listed_gids() {
             "upper {upper}: {n:#?}"
         );
         assert_eq!(w.gids_of(port), Vec::<u32>::new(), "upper {upper}");
+        w.unload();
+        w.check_unloaded();
+    }
+}
+
+/// The SecY's real device loses `NETIF_F_HW_MACSEC` (`ethtool -K`, or
+/// mlx5e's `fix_features` in switchdev mode) under an offloaded SecY:
+/// `macsec.c` can no longer reach the driver, which may drop its rules.
+/// The port is retracted at the feature change (reason
+/// `offload-unreachable`, a listed GID withdrawn), a request that would
+/// reach the driver fails before it with nothing announced, the bit's
+/// return leaves the port `unsettled`, and only an update that hands the
+/// driver the whole SecY brings the claim back. Before, the port kept
+/// `offload-mac` all along.
+#[test]
+fn a_lost_offload_bit_retracts_until_an_update_settles() {
+    let _g = serial();
+    for upper in [false, true] {
+        let mut w = World::new();
+        let (s, port) = protected_port(&mut w, upper);
+        let dev = port.as_raw() as usize;
+        let settled = if upper {
+            (Protection::None, Some(Reason::Partial), vec![1])
+        } else {
+            (Protection::OffloadMac, None, vec![])
+        };
+        let seq = |w: &World| -> Vec<_> {
+            notes(w)
+                .into_iter()
+                .map(|n| (n.dev, n.protection, n.reason, n.gids))
+                .collect()
+        };
+        let mdos = |w: &World| {
+            w.last_log
+                .iter()
+                .filter(|r| matches!(r, host::Rec::Mdo { .. }))
+                .count()
+        };
+        assert_eq!(
+            (w.verdict_of(port), w.gids_of(port)),
+            ((settled.0, settled.1), settled.2.clone()),
+            "upper {upper}"
+        );
+        w.step(&Step::NicFeature { l: 0, on: false });
+        assert_eq!(
+            seq(&w),
+            [(
+                dev,
+                Protection::None,
+                Some(Reason::OffloadUnreachable),
+                vec![]
+            )],
+            "upper {upper}: {:#?}",
+            w.last_log
+        );
+        let update = Step::Flags {
+            s,
+            encrypt: Some(true),
+            protect: None,
+            encoding_sa: None,
+            fail: false,
+        };
+        w.step(&update);
+        assert_eq!(seq(&w), [], "upper {upper}: {:#?}", w.last_log);
+        assert_eq!(mdos(&w), 0, "upper {upper}: {:#?}", w.last_log);
+        w.step(&Step::NicFeature { l: 0, on: true });
+        assert_eq!(
+            seq(&w),
+            [(dev, Protection::None, Some(Reason::Unsettled), vec![])],
+            "upper {upper}: {:#?}",
+            w.last_log
+        );
+        w.step(&update);
+        assert_eq!(mdos(&w), 1, "upper {upper}: {:#?}", w.last_log);
+        assert_eq!(
+            seq(&w),
+            [(dev, settled.0, settled.1, settled.2.clone())],
+            "upper {upper}: {:#?}",
+            w.last_log
+        );
         w.unload();
         w.check_unloaded();
     }

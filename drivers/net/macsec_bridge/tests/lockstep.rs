@@ -17,6 +17,7 @@ fn offloaded() -> SecyState {
         tx_sa: [Some(true), None, None, None],
         unsettled: false,
         doubt: 0,
+        reachable: true,
     }
 }
 
@@ -152,6 +153,35 @@ fn state_table() {
         })),
         (P::None, Some(Reason::OffloadOff))
     );
+    // A driver macsec.c cannot reach: right after offload-off, before the
+    // SAs and flags (which macsec.c can no longer change) and unsettled.
+    let cut = SecyState {
+        reachable: false,
+        ..unsettled
+    };
+    assert_eq!(verdict(k(cut)), (P::None, Some(Reason::OffloadUnreachable)));
+    assert_eq!(
+        verdict(k(SecyState {
+            encrypt: false,
+            tx_sa: [None; NUM_AN],
+            ..cut
+        })),
+        (P::None, Some(Reason::OffloadUnreachable))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            lower_up: false,
+            ..cut
+        })),
+        (P::None, Some(Reason::LowerDown))
+    );
+    assert_eq!(
+        verdict(k(SecyState {
+            offload: Offload::Off,
+            ..cut
+        })),
+        (P::None, Some(Reason::OffloadOff))
+    );
     assert_eq!(verdict(Knowledge::NoSecy), (P::None, Some(Reason::NoSecy)));
     assert_eq!(
         verdict(Knowledge::Unknown),
@@ -170,6 +200,40 @@ fn state_table() {
         })),
         (P::None, Some(Reason::SecyDown))
     );
+}
+
+#[test]
+fn a_lost_reach_stays_unsettled_until_settled() {
+    use Protection as P;
+    let s = offloaded();
+    // The real device lost NETIF_F_HW_MACSEC: retracted at once.
+    let cut = reach(s, false);
+    assert_eq!(
+        verdict(Knowledge::Known(cut)),
+        (P::None, Some(Reason::OffloadUnreachable))
+    );
+    // Back: the driver may have dropped its rules meanwhile.
+    let back = reach(cut, true);
+    assert_eq!(
+        verdict(Knowledge::Known(back)),
+        (P::None, Some(Reason::Unsettled))
+    );
+    // An SA operation settles nothing; an update hands the driver the
+    // whole SecY.
+    let sa = Op::AddTxsa {
+        an: 1,
+        active: true,
+    };
+    let k = learn(Knowledge::Known(back), back, sa, true);
+    assert_eq!(verdict(k), (P::None, Some(Reason::Unsettled)));
+    let Knowledge::Known(now) = k else {
+        panic!("{k:?}")
+    };
+    let k = learn(k, now, Op::UpdSecy, true);
+    assert_eq!(verdict(k), (P::OffloadMac, None));
+    // A reach that did not change changes nothing.
+    assert_eq!(reach(s, true), s);
+    assert_eq!(reach(cut, false), cut);
 }
 
 #[test]
@@ -525,7 +589,8 @@ fn scope_changes_are_one_generation_each() {
 fn allowed(s: &Option<SecyState>) -> u8 {
     let Some(s) = s else { return 0 };
     let sa = s.tx_sa[s.encoding_sa as usize] == Some(true);
-    let ok = s.secy_up && s.lower_up && sa && s.protect && s.encrypt && !s.unsettled;
+    let reached = s.reachable || s.offload == Offload::Off;
+    let ok = s.secy_up && s.lower_up && sa && s.protect && s.encrypt && !s.unsettled && reached;
     match (ok, s.offload) {
         (false, _) => 0,
         (true, Offload::Off) => 1,
@@ -558,6 +623,9 @@ enum Ev {
     },
     /// Lower link down/up, seen by the notifier after the fact.
     Lower(bool),
+    /// The lower device lost (`false`) or regained `NETIF_F_HW_MACSEC`,
+    /// seen by the notifier after the fact (`NETDEV_FEAT_CHANGE`).
+    Reach(bool),
     /// The SecY netdev deleted (notifier), and created again offloaded.
     Delete,
     Create,
@@ -587,6 +655,7 @@ fn ev() -> impl Strategy<Value = Ev> {
         2 => (any::<bool>(), any::<bool>(), 0u8..4, prop::bool::weighted(0.8))
             .prop_map(|(protect, encrypt, encoding_sa, ok)| Ev::SetSecy { protect, encrypt, encoding_sa, ok }),
         1 => any::<bool>().prop_map(Ev::Lower),
+        1 => any::<bool>().prop_map(Ev::Reach),
         1 => Just(Ev::Delete),
         1 => Just(Ev::Create),
         1 => any::<bool>().prop_map(Ev::Relate),
@@ -607,12 +676,23 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
     // The port is `upper`: the SecY carries only part of its egress, so
     // it gives the port nothing.
     let mut partial = false;
+    // The lower device has `NETIF_F_HW_MACSEC`.
+    let mut bit = true;
     let gives = |partial: bool, s: &Option<SecyState>| if partial { 0 } else { allowed(s) };
     for e in events {
         let before = gives(partial, &real);
         // What the SecY gives the traffic it carries, whatever the scope.
         let carried_before = allowed(&real);
         match e {
+            // macsec.c finds no operations to call (`macsec_get_ops()`)
+            // and fails the request before the driver: nothing changes,
+            // nothing is announced. (A stop or deletion goes on without
+            // the driver; the notifier shows it as `Lower` shows a link.)
+            Ev::Mdo(..) | Ev::SetSecy { .. }
+                if real.is_some_and(|r| r.offload != Offload::Off && !r.reachable) =>
+            {
+                continue
+            }
             Ev::Mdo(_, ok, _) | Ev::SetSecy { ok, .. } if real.is_some() => {
                 let mut r = real.unwrap();
                 let op = match e {
@@ -761,6 +841,20 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                     port.observe(Knowledge::Known(*r));
                 }
             }
+            Ev::Reach(on) => {
+                bit = on;
+                if let Some(r) = real.as_mut() {
+                    if r.offload != Offload::Off && r.reachable != on {
+                        r.reachable = on;
+                        // The driver, at its worst, dropped all it held.
+                        r.unsettled |= !on;
+                    }
+                }
+                if let Knowledge::Known(k) = port.known() {
+                    let can = on || k.offload == Offload::Off;
+                    port.observe(Knowledge::Known(reach(k, can)));
+                }
+            }
             Ev::Relate(p) => {
                 partial = p;
                 let scope = if p { Scope::Partial } else { Scope::Whole };
@@ -771,7 +865,9 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 port.observe(Knowledge::NoSecy);
             }
             Ev::Create => {
-                if real.is_none() {
+                // macsec.c refuses an offloaded SecY the device cannot
+                // take (`macsec_check_offload()`).
+                if real.is_none() && bit {
                     let r = SecyState {
                         tx_sa: [None; NUM_AN],
                         secy_up: false,

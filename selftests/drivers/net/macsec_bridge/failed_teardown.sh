@@ -25,11 +25,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 nic_bed
-# bind_h0: h0 bound to macsec0, both here.
-bind_h0() {
-	ynl --do bind --json "{\"ifindex\": $(ifindex h0), \"secy-ifindex\": $(ifindex macsec0)}"
-}
-
 ktap_print_header
 ktap_set_plan 16
 
@@ -44,7 +39,7 @@ row "bound to macsec0, offloaded to the model NIC, up, active TX SA: offload-mac
 	"ip link add link mtn0 macsec0 type macsec port 4 encrypt on offload mac &&
 	 ip link set macsec0 up &&
 	 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
-	 bind_h0"
+	 bind_here h0 macsec0"
 row "mdo_dev_stop fails: the SecY stops anyway; retracted once, never restored" \
 	h0 off none secy-down seq=none/secy-down -- \
 	"ip link set mtn0 alias fail:mdo_dev_stop && ip link set macsec0 down"

@@ -720,6 +720,11 @@ dpu_bind() {
 		9<"/run/netns/$DPU"
 }
 
+# bind_here PORT SECY: binds PORT to SECY, both in this namespace.
+bind_here() {
+	ynl --do bind --json "{\"ifindex\": $(ifindex "$1"), \"secy-ifindex\": $(ifindex "$2")}"
+}
+
 dpu_unbind() {
 	ynl --do unbind --json "{\"ifindex\": $(ifindex "$1")}"
 }

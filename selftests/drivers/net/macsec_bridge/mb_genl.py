@@ -139,7 +139,8 @@ CMD_DEV_GET, CMD_BIND, CMD_UNBIND = 1, 3, 4
 A_IFINDEX, A_IFNAME, A_RELATION, A_SECY_IFINDEX, A_SECY_NETNS_FD = 1, 2, 6, 7, 15
 A_PROTECTION, A_REASON = 4, 5
 PROTECTIONS = {0: 'none', 1: 'software', 2: 'offload-mac', 3: 'offload-phy'}
-REASONS = {0: 'none', 1: 'unknown', 4: 'secy-down', 6: 'no-active-tx-sa', 9: 'offload-off', 11: 'unsettled'}
+REASONS = {0: 'none', 1: 'unknown', 4: 'secy-down', 6: 'no-active-tx-sa', 9: 'offload-off', 11: 'unsettled',
+           12: 'offload-unreachable'}
 # rtnetlink (include/uapi/linux/rtnetlink.h, if_link.h): a MACsec link.
 RTM_NEWLINK = 16
 NLM_F_EXCL, NLM_F_CREATE, NLA_F_NESTED = 0x200, 0x400, 0x8000

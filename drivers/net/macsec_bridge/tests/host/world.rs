@@ -120,6 +120,13 @@ pub enum Step {
     Ethtool {
         s: usize,
     },
+    /// `ethtool -K NIC macsec-hw-offload on|off`, or mlx5e's
+    /// `fix_features` as it enters switchdev mode: the NIC's
+    /// `NETIF_F_HW_MACSEC` set or cleared.
+    NicFeature {
+        l: usize,
+        on: bool,
+    },
     /// The NIC goes away with its SecYs (its driver unbound), and a new
     /// one takes its place.
     NicGone {
@@ -277,6 +284,7 @@ pub fn describe(r: &Rec) -> String {
                 Some(Reason::SecyDown) => "secy-down",
                 Some(Reason::OffloadOff) => "offload-off",
                 Some(Reason::Unsettled) => "unsettled",
+                Some(Reason::OffloadUnreachable) => "offload-unreachable",
                 Some(r) => return format!("note {:x} {p} {r:?}", n.dev),
             };
             format!("note {:x} {p} {why}", n.dev)
@@ -419,6 +427,18 @@ impl World {
 
     fn set_sw(d: &NetDevice, f: impl FnOnce(&mut Sw)) {
         f(&mut d.macsec.as_ref().expect("a SecY").sw.borrow_mut());
+    }
+
+    /// Whether `macsec.c` finds the operations of a SecY MAC-offloaded to
+    /// `real` (`macsec_check_offload()`, which `macsec_get_ops()` asks
+    /// first): its `macsec_ops`, and `NETIF_F_HW_MACSEC`.
+    fn reachable(real: &NetDevice) -> bool {
+        real.macsec_ops && real.features.get() & Features::HW_MACSEC.0 != 0
+    }
+
+    /// [`World::reachable`] for SecY `d`'s real device.
+    fn ops(d: &NetDevice) -> bool {
+        Self::reachable(Self::real(d))
     }
 
     fn real(d: &NetDevice) -> &'static NetDevice {
@@ -942,6 +962,11 @@ impl World {
             return;
         }
         let lower = self.lowers[l];
+        // `macsec_newlink()` refuses an offload the device cannot take,
+        // before it registers anything.
+        if offload && !Self::reachable(lower) {
+            return;
+        }
         let ifindex = self.ifindex();
         let mut d = device(format!("macsec{ifindex}"), lower.net.get(), ifindex);
         d.macsec = Some(SecyData {
@@ -1001,8 +1026,9 @@ impl World {
         self.event(NetdevEvent::GoingDown(d));
         self.check_going_down(d);
         d.carrier.set(false);
-        if Self::sw(d).offload != Offload::Off {
-            // Done whatever the driver says: macsec.c stops the SecY.
+        if Self::sw(d).offload != Offload::Off && Self::ops(d) {
+            // Done whatever the driver says: macsec.c stops the SecY (and
+            // without it, when it finds no operations).
             if self
                 .offload(Mdo::DevStop, d, Self::sw(d).offload, 0, false, fail)
                 .is_some()
@@ -1026,8 +1052,9 @@ impl World {
     fn del_secy(&mut self, s: usize, fail: bool) {
         let d = self.secys[s];
         let sw = Self::sw(d);
-        if sw.offload != Offload::Off {
-            // Its result is ignored: the SecY goes.
+        if sw.offload != Offload::Off && Self::ops(d) {
+            // Its result is ignored: the SecY goes (without the driver,
+            // when macsec.c finds no operations).
             let _ = self.offload(Mdo::DelSecy, d, sw.offload, 0, false, fail);
         }
         Self::set_sw(d, |sw| sw.tx_sa = [None; 4]);
@@ -1047,6 +1074,10 @@ impl World {
             return;
         }
         if Self::sw(d).offload != Offload::Off {
+            // No operations found: `EOPNOTSUPP`, the SecY stays down.
+            if !Self::ops(d) {
+                return;
+            }
             match self.offload(Mdo::DevOpen, d, Offload::Mac, 0, false, fail) {
                 Some(Ok(())) => self.seen(d, true),
                 Some(Err(_)) => return,
@@ -1076,9 +1107,12 @@ impl World {
         Self::set_sw(d, change);
         let offloaded = saved.offload != Offload::Off;
         if offloaded {
-            let ok = self
-                .offload(op, d, saved.offload, an, active, fail)
-                .is_some_and(|r| r.is_ok());
+            // No operations found: `EOPNOTSUPP` before the driver, the
+            // change undone.
+            let ok = Self::ops(d)
+                && self
+                    .offload(op, d, saved.offload, an, active, fail)
+                    .is_some_and(|r| r.is_ok());
             self.seen(d, ok);
             if !ok {
                 Self::set_sw(d, |sw| *sw = saved);
@@ -1094,6 +1128,11 @@ impl World {
         // Unchanged, busy (up), or configured (an SA): refused before any
         // operation.
         if sw.offload == to || d.is_up() || sw.tx_sa.iter().any(Option::is_some) {
+            return;
+        }
+        // Turning it on asks `macsec_check_offload()` first; turning it off
+        // takes the operations as they are (`__macsec_get_ops()`).
+        if on && !Self::ops(d) {
             return;
         }
         let ok = if on {
@@ -1135,7 +1174,7 @@ impl World {
             .collect();
         for &s in &on {
             let sw = Self::sw(s);
-            if sw.offload != Offload::Off {
+            if sw.offload != Offload::Off && Self::ops(s) {
                 let _ = self.offload(Mdo::DelSecy, s, sw.offload, 0, false, false);
             }
             Self::set_sw(s, |sw| sw.tx_sa = [None; 4]);
@@ -1188,6 +1227,34 @@ impl World {
             d.features.set(f & !Features::HW_MACSEC.0);
             self.event(NetdevEvent::FeatChange(d));
         }
+    }
+
+    /// NIC `l`'s `NETIF_F_HW_MACSEC` set (`on`) or cleared, then
+    /// `NETDEV_FEAT_CHANGE`. The driver, at its worst, drops what it held
+    /// of every SecY offloaded to it when the bit goes (mlx5e leaves MACsec
+    /// for switchdev mode); the module, which cannot know, holds every such
+    /// SecY it knows unsettled from then on.
+    fn nic_feature(&mut self, l: usize, on: bool) {
+        let d = self.lowers[l];
+        let f = d.features.get();
+        if (f & Features::HW_MACSEC.0 != 0) == on {
+            return;
+        }
+        d.features.set(f ^ Features::HW_MACSEC.0);
+        if !on {
+            for s in self.secys.iter().filter(|s| *Self::real(s) == *d) {
+                if Self::sw(s).offload == Offload::Off {
+                    continue;
+                }
+                if let Some(hw) = self.hw.borrow_mut().get_mut(&key(s)) {
+                    hw.torn = true;
+                }
+                if self.bridge.is_some() {
+                    self.unsettled.borrow_mut().insert(key(s));
+                }
+            }
+        }
+        self.event(NetdevEvent::FeatChange(d));
     }
 
     fn move_secy(&mut self, d: &'static NetDevice) {
@@ -1430,7 +1497,9 @@ impl World {
                 if let Some(s) = pick(s) {
                     let d = self.secys[s];
                     let sw = Self::sw(d);
-                    if sw.offload != Offload::Off {
+                    // The dump skips the driver when it finds no
+                    // operations.
+                    if sw.offload != Offload::Off && Self::ops(d) {
                         if let Some(r) =
                             self.offload(Mdo::GetDevStats, d, sw.offload, 0, false, false)
                         {
@@ -1472,6 +1541,7 @@ impl World {
                     self.update_features(self.secys[s])
                 }
             }
+            Step::NicFeature { l, on } => self.nic_feature(l, on),
             Step::Move { s } => {
                 if let Some(s) = pick(s) {
                     self.move_secy(self.secys[s])
@@ -1676,6 +1746,8 @@ impl World {
                     none(Reason::LowerDown)
                 } else if !offloaded || self.under_claim.contains(&key(s)) {
                     none(Reason::OffloadOff)
+                } else if !Self::reachable(real) {
+                    none(Reason::OffloadUnreachable)
                 // What macsec.c holds, as the operations show it: the
                 // driver's records may differ (see `learnt`).
                 } else if sw.tx_sa[sw.encoding_sa as usize % 4] != Some(true) {

@@ -26,6 +26,14 @@
 //! tx-rule sa0`, `... tx-rule none`). Every other operation told to fail
 //! fails before changing anything.
 //!
+//! With the alias `switchdev`, mtn0 drops `NETIF_F_HW_MACSEC` whenever its
+//! features are computed again (`ethtool -K mtn0 gro off`, say), as
+//! mlx5e's `fix_features` does in switchdev mode, the eswitch mode of a
+//! DPU; `ethtool -K mtn0 macsec-hw-offload off` clears it too (mlx5e lists
+//! it in `hw_features`). From then on macsec.c fails every operation of a
+//! SecY offloaded to mtn0 before reaching it. mtn0 has no receive path:
+//! nothing is ever received on a SecY over it.
+//!
 //! With the alias `pn-wrap`, each frame mtn0 sends exhausts the packet
 //! numbers of the encoding SA of the SecY offloaded to it: the module calls
 //! `macsec_pn_wrapped()`, as aquantia and cn10k do from their interrupt
@@ -347,7 +355,27 @@ fn array_len<T, const N: usize>(_a: *const [T; N]) -> usize {
     N
 }
 
-static NETDEV_OPS: nic_model::Table<bindings::net_device_ops> = nic_model::netdev_ops(xmit);
+/// mlx5e's `fix_features` in switchdev mode, when the alias says
+/// `switchdev`: no MACsec offload.
+///
+/// # Safety
+///
+/// Called by the core with `dev`, mtn0, valid (`netdev_update_features()`,
+/// under RTNL).
+unsafe extern "C" fn fix_features(
+    dev: *mut bindings::net_device,
+    features: bindings::netdev_features_t,
+) -> bindings::netdev_features_t {
+    // SAFETY: `dev` is valid for the call.
+    if unsafe { alias_matches(dev, |a| a == b"switchdev") } {
+        features & !bindings::NETIF_F_HW_MACSEC
+    } else {
+        features
+    }
+}
+
+static NETDEV_OPS: nic_model::Table<bindings::net_device_ops> =
+    nic_model::netdev_ops(xmit, Some(fix_features));
 
 nic_model::macsec_ops_table!(MACSEC_OPS, mdo);
 

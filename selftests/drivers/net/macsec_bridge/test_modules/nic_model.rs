@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A model NIC for the test modules: an Ethernet device that offers MACsec
-//! offload (`NETIF_F_HW_MACSEC` in `features` and `vlan_features`) through
-//! the `macsec_ops` it is given, and drops whatever it is asked to send.
+//! offload (`NETIF_F_HW_MACSEC` in `features`, `hw_features` and
+//! `vlan_features`, as mlx5e does) through the `macsec_ops` it is given,
+//! and drops whatever it is asked to send.
 //! A test module includes it with `#[path = "nic_model.rs"] mod nic_model;`.
 
 use crate::bindings;
@@ -91,17 +92,26 @@ unsafe extern "C" fn drop_xmit(
 
 /// The operations of a NIC that drops what it sends.
 #[allow(dead_code)]
-pub(crate) static NETDEV_OPS: Table<bindings::net_device_ops> = netdev_ops(drop_xmit);
+pub(crate) static NETDEV_OPS: Table<bindings::net_device_ops> = netdev_ops(drop_xmit, None);
 
-/// Operations with `xmit` as `ndo_start_xmit`, and nothing else.
+/// An `ndo_fix_features`.
+pub(crate) type FixFeatures = unsafe extern "C" fn(
+    *mut bindings::net_device,
+    bindings::netdev_features_t,
+) -> bindings::netdev_features_t;
+
+/// Operations with `xmit` as `ndo_start_xmit` and `fix` as
+/// `ndo_fix_features`, and nothing else.
 pub(crate) const fn netdev_ops(
     xmit: unsafe extern "C" fn(
         *mut bindings::sk_buff,
         *mut bindings::net_device,
     ) -> bindings::netdev_tx_t,
+    fix: Option<FixFeatures>,
 ) -> Table<bindings::net_device_ops> {
     Table(bindings::net_device_ops {
         ndo_start_xmit: Some(xmit),
+        ndo_fix_features: fix,
         // SAFETY: the rest is optional operations and data, for which zero
         // is valid.
         ..unsafe { core::mem::zeroed() }
@@ -148,6 +158,7 @@ impl Nic {
             (*raw).netdev_ops = &netdev_ops.0;
             (*raw).macsec_ops = &macsec_ops.0;
             (*raw).features |= hw_macsec;
+            (*raw).hw_features |= hw_macsec;
             (*raw).vlan_features |= hw_macsec;
             bindings::dev_addr_mod(raw, 0, addr.as_ptr().cast(), addr.len());
             bindings::register_netdev(raw)
