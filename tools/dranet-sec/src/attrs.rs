@@ -6,6 +6,7 @@
 //! (kubernetes-sigs/dranet PR #198: one long string); an attribute that does
 //! not fit is therefore left out, with a warning, never published.
 
+use crate::pciids::PciIds;
 use crate::state::PortState;
 use k8s_openapi::api::resource::v1::DeviceAttribute;
 use std::collections::BTreeMap;
@@ -32,6 +33,8 @@ pub struct NetDev {
     pub state: Option<String>,
     pub virtual_: bool,
     pub pci_address: Option<String>,
+    /// The PCI vendor and device ids, as sysfs shows them (`0x15b3`):
+    /// published as their names ([`crate::pciids`]).
     pub pci_vendor: Option<String>,
     pub pci_device: Option<String>,
     pub numa_node: Option<i64>,
@@ -191,8 +194,30 @@ fn unprotected(domain: &str, reason: &str) -> BTreeMap<String, DeviceAttribute> 
 }
 
 /// DRANet's attributes of a netdev, under the driver's domain `d`
-/// (`dra.net`), and the standard `resource.kubernetes.io` ones.
+/// (`dra.net`), and the standard `resource.kubernetes.io` ones, with the
+/// PCI names of the system's database ([`PciIds::system`]).
 pub fn dranet_attributes(d: &str, dev: &NetDev) -> BTreeMap<String, DeviceAttribute> {
+    dranet_attributes_with(d, dev, PciIds::system())
+}
+
+/// An operational state as sysfs spells it (`lowerlayerdown`), as DRANet
+/// publishes it: the spelling of the netlink library it reads links with
+/// (`lower-layer-down`, `not-present`).
+pub fn operstate(sysfs: &str) -> &str {
+    match sysfs {
+        "lowerlayerdown" => "lower-layer-down",
+        "notpresent" => "not-present",
+        s => s,
+    }
+}
+
+/// [`dranet_attributes`] with the PCI ID database `pci` (none: no PCI
+/// names, as DRANet publishes none when ghw finds no database).
+pub fn dranet_attributes_with(
+    d: &str,
+    dev: &NetDev,
+    pci: Option<&PciIds>,
+) -> BTreeMap<String, DeviceAttribute> {
     let mut m = BTreeMap::new();
     let q = |id: &str| format!("{d}/{id}");
     m.insert(q("ifName"), string_attr(&dev.ifname));
@@ -203,7 +228,7 @@ pub fn dranet_attributes(d: &str, dev: &NetDev) -> BTreeMap<String, DeviceAttrib
         m.insert(q("mtu"), int_attr(mtu));
     }
     if let Some(s) = &dev.state {
-        m.insert(q("state"), string_attr(s));
+        m.insert(q("state"), string_attr(operstate(s)));
     }
     m.insert(q("virtual"), bool_attr(dev.virtual_));
     m.insert(q("rdma"), bool_attr(!dev.rdma_devices.is_empty()));
@@ -221,11 +246,14 @@ pub fn dranet_attributes(d: &str, dev: &NetDev) -> BTreeMap<String, DeviceAttrib
     if let Some(a) = &dev.pci_address {
         m.insert(q("pciAddress"), string_attr(a));
     }
-    if let Some(v) = &dev.pci_vendor {
-        m.insert(q("pciVendor"), string_attr(v));
-    }
-    if let Some(v) = &dev.pci_device {
-        m.insert(q("pciDevice"), string_attr(v));
+    if let Some(db) = pci.filter(|_| dev.pci_address.is_some()) {
+        let (vendor, device) = db.names(dev.pci_vendor.as_deref(), dev.pci_device.as_deref());
+        if let Some(v) = vendor {
+            m.insert(q("pciVendor"), string_attr(&v));
+        }
+        if let Some(v) = device {
+            m.insert(q("pciDevice"), string_attr(&v));
+        }
     }
     if let Some(n) = dev.numa_node {
         m.insert(q("numaNode"), int_attr(n));

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod discover;
 pub mod docs;
 pub mod genl;
+pub mod pciids;
 pub mod place;
 pub mod rtnl;
 pub mod rules;

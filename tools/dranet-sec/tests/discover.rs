@@ -189,3 +189,71 @@ fn cache_follows_changes_one_netdev_at_a_time() {
     assert_eq!(view(&c), own(&[("c", 1280, &["rxe0"]), ("e", 1500, &[])]));
     full(&c);
 }
+
+/// The PCI names DRANet publishes (ghw's database): the vendor's and
+/// device's names, `unknown` for an id the database does not list, none
+/// without a database; the operational state in netlink's spelling.
+#[test]
+fn pci_names_and_state_as_dranet_spells_them() {
+    use dranet_sec::attrs::{dranet_attributes_with, NetDev};
+    use dranet_sec::pciids::PciIds;
+    let db = PciIds::parse(
+        "# comment\n\
+         15b3  Mellanox Technologies\n\
+         \t101d  MT2892 Family [ConnectX-6 Dx]\n\
+         \t\t15b3 0016  ConnectX-6 Dx EN adapter card\n\
+         8086  Intel Corporation\n\
+         \t1572  Ethernet Controller X710 for 10GbE SFP+\n\
+         C 02  Network controller\n\
+         \t00  Ethernet controller\n",
+    );
+    let nic = |vendor: &str, device: &str, state: &str| NetDev {
+        ifname: "ens1".into(),
+        pci_address: Some("0000:11:00.0".into()),
+        pci_vendor: Some(vendor.into()),
+        pci_device: Some(device.into()),
+        state: Some(state.into()),
+        ..Default::default()
+    };
+    let get = |dev: &NetDev, db: Option<&PciIds>| {
+        let a = dranet_attributes_with("dra.net", dev, db);
+        let s = |k: &str| {
+            a.get(&format!("dra.net/{k}"))
+                .and_then(|v| v.string.clone())
+        };
+        (s("pciVendor"), s("pciDevice"), s("state"))
+    };
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        get(&nic("0x15b3", "0x101d", "up"), Some(&db)),
+        (
+            some("Mellanox Technologies"),
+            some("MT2892 Family [ConnectX-6 Dx]"),
+            some("up")
+        )
+    );
+    // A device of another vendor is not found under this one; the class
+    // list is not read as vendors.
+    assert_eq!(
+        get(&nic("0x15b3", "0x1572", "lowerlayerdown"), Some(&db)),
+        (
+            some("Mellanox Technologies"),
+            some("unknown"),
+            some("lower-layer-down")
+        )
+    );
+    assert_eq!(
+        get(&nic("0x0002", "0x0000", "notpresent"), Some(&db)),
+        (some("unknown"), some("unknown"), some("not-present"))
+    );
+    assert_eq!(
+        get(&nic("0x15b3", "0x101d", "dormant"), None),
+        (None, None, some("dormant"))
+    );
+    // A netdev with no PCI function has no PCI names.
+    let veth = NetDev {
+        pci_address: None,
+        ..nic("0x15b3", "0x101d", "up")
+    };
+    assert_eq!(get(&veth, Some(&db)), (None, None, some("up")));
+}

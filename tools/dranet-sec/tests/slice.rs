@@ -116,7 +116,7 @@ fn limits_are_enforced() {
 
     // A 65-character string is left out, not published.
     let long = NetDev {
-        pci_device: Some("x".repeat(65)),
+        state: Some("x".repeat(65)),
         ..nic(0)
     };
     let (d, w) = slice::devices(&opts("n"), &[long], &[]).unwrap();
@@ -124,7 +124,7 @@ fn limits_are_enforced() {
         .attributes
         .as_ref()
         .unwrap()
-        .get("dra.net/pciDevice")
+        .get("dra.net/state")
         .is_none());
     assert_eq!(w.len(), 1, "{w:?}");
 
