@@ -405,7 +405,11 @@ py_req() {
 	req+=" \"fds\": {${fds%,}}, \"netns\": \"$ns\"}"
 	echo "$req" >"$PY_FIFO"
 	deadline=$((SECONDS + 120))
-	until [ -e "$out.rc" ] && read -r t rc <"$out.rc" && [ "$t" = "$tok" ]; do
+	# The answer is read on an fd of its own: `<` would point this shell's
+	# fd 0, which the server opens for the program's stdin when it gets to
+	# the request, at the answer file for that instant (a program then ran
+	# with a last answer, `TOKEN 0`, as its source).
+	until [ -e "$out.rc" ] && read -r -u 3 t rc 3<"$out.rc" && [ "$t" = "$tok" ]; do
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			echo "py_server.py did not answer: $(<"$ROW_DIR/py_server.err")" >&2
 			return 1
