@@ -12,18 +12,20 @@ import copy, json, os, subprocess, sys, tempfile
 check = sys.argv[1]
 PORT = {'ifindex': 7, 'ifname': 'macsec0', 'rdma-dev': ['mb_rxe0'], 'protection': 'offload-mac',
         'reason': 'none', 'relation': 'self', 'secy-ifindex': 7, 'sci': 0x5254001234560004,
-        'cipher': 'gcm-aes-xpn-256', 'encrypt': 1, 'feature-owner': 'bridge', 'generation': 1}
+        'cipher': 'gcm-aes-xpn-256', 'encrypt': 1, 'validate': 'strict', 'rx-plaintext': 1,
+        'feature-owner': 'bridge', 'generation': 1}
 SECY = {'ifindex': 7, 'ifname': 'macsec0', 'flags': ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'],
         'linkinfo': {'info_kind': 'macsec', 'info_data': {
             'sci': '5254001234560004', 'protect': True, 'cipher_suite': 'GCM-AES-XPN-256',
-            'encrypt': True, 'offload': 'mac'}}}
+            'encrypt': True, 'validation': 'strict', 'offload': 'mac'}}}
 RDMA = [{'ifindex': 1, 'ifname': 'mb_rxe0', 'netdev': 'macsec0', 'netdev_index': 7}]
 
 
 def bed():
     """Row 1: the port appears, offloaded; row 2: nothing changes."""
     return copy.deepcopy({'dump.1': [PORT], 'dump.2': [dict(PORT)], 'ntf': [dict(PORT)],
-                          'oracle': {'links': {'': [{}, SECY]}, 'nsids': [], 'rdma': RDMA}})
+                          'oracle': {'links': {'': [{}, SECY]}, 'nsids': [], 'rdma': RDMA},
+                          'validate': '-'})
 
 
 def judge(b):
@@ -37,7 +39,8 @@ def judge(b):
             put(f'oracle.{n}', b['oracle'])
         put('ntf', [{'name': 'dev-change-ntf', 'msg': m} for m in b['ntf']])
         with open(os.path.join(d, 'rows'), 'w') as f:
-            f.write('1\tappears\tmacsec0\ton\ton\toffload-mac\t-\tself\tbridge\t0\t=offload-mac/none\n')
+            f.write('1\tappears\tmacsec0\ton\ton\toffload-mac\t-\tself\tbridge\t0\t=offload-mac/none'
+                    f'\t{b["validate"]}\n')
             f.write('2\tstill\tmacsec0\ton\ton\toffload-mac\t-\tself\tbridge\t0\t=\n')
         return subprocess.run([sys.executable, check, d], capture_output=True, text=True).stdout
 
@@ -66,6 +69,14 @@ def dumped(b, key, value, rows=(1, 2)):
         b[f'dump.{n}'][0][key] = value
 
 
+def everywhere(b, key, value):
+    for o in (b['dump.1'][0], b['dump.2'][0], b['ntf'][0]):
+        if value is None:
+            o.pop(key, None)
+        else:
+            o[key] = value
+
+
 results = [
     case('every view agrees: every row passes', lambda b: None, None),
     case('ip says another SCI', lambda b: info(b).update(sci='5254001234560005'), 'sci '),
@@ -78,6 +89,18 @@ results = [
          lambda b: b['oracle']['links'][''][1].update(flags=['BROADCAST']), 'is down'),
     case('no MACsec link with that ifindex',
          lambda b: b['oracle']['links'].update({'': []}), 'no MACsec link'),
+    case('ip says validate check, the object strict',
+         lambda b: info(b).update(validation='check'), 'validate strict, ip check'),
+    case('the object weaker than ip (after a refused change): passes',
+         lambda b: everywhere(b, 'validate', 'check'), None),
+    case('validate without encrypt', lambda b: everywhere(b, 'encrypt', None),
+         'validate with encrypt None'),
+    case('encrypt and rx-plaintext without validate',
+         lambda b: everywhere(b, 'validate', None), 'validate without encrypt 1'),
+    case('rx-plaintext 0 on a driver without metadata dst',
+         lambda b: everywhere(b, 'rx-plaintext', 0), 'rx-plaintext 0'),
+    case('the row wants validate check', lambda b: b.update(validate='check'),
+         'dump: validate strict, want check'),
     case('rdma link names another RDMA device',
          lambda b: b['oracle']['rdma'][0].update(ifname='mb_rxe9'), 'rdma-dev'),
     case('a notification without the sci its verdict needs',

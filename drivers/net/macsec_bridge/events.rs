@@ -10,7 +10,7 @@ use crate::bridge::Bridge;
 #[cfg(MACSEC_BRIDGE_COMPAT)]
 use crate::interposer::Interposer;
 use crate::lockstep::{self, Knowledge, Op};
-use crate::model::{key, BindError, Binding, RdmaDev};
+use crate::model::{key, BindError, Binding, Ingress, RdmaDev};
 use crate::net::device::NetDevice;
 use crate::net::macsec::{Context, Mdo, Observer};
 use crate::net::notifier::{NetdevEvent, NetdevNotifier};
@@ -395,8 +395,14 @@ impl Observer for Bridge {
         let next = Knowledge::Known(lockstep::in_flight(snapshot(ctx), op));
         let secy = ctx.secy().netdev();
         let lower = key(ctx.lower());
+        // `macsec.c` changed `validate_frames` already (an update): until
+        // the operation succeeds, the weaker of before and now holds.
+        let now = Ingress::of(rtnl, ctx.secy(), ctx.lower());
         let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
         self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _, _| {
+            if let Some(s) = st.secys.get_mut(&key(secy)) {
+                s.ingress = Some(s.ingress.map_or(now, |i| i.weaker(now)));
+            }
             st.ports.of_secy(key(secy), Some(lower), |e| {
                 e.port.before(&next);
             });
@@ -444,8 +450,10 @@ impl Observer for Bridge {
                 return;
             };
             let id = Some((secy.sci(), secy.cipher()));
+            let ingress = Ingress::of(rtnl, secy, ctx.lower());
             let known = lockstep::learn(s.known, seen, lop, ok);
-            if lop == Op::Other && (!ok || (s.known == known && s.id == id && s.view.is_some())) {
+            let same = s.known == known && s.id == id && s.ingress == Some(ingress);
+            if lop == Op::Other && (!ok || (same && s.view.is_some())) {
                 // Nothing learnt and nothing in flight: a statistics
                 // request costs this lookup.
                 return;
@@ -453,6 +461,10 @@ impl Observer for Bridge {
             s.known = known;
             if ok || lop.done_even_if_failed() {
                 s.id = id;
+                // On failure `macsec.c` puts back what it changed, with
+                // no event: what the `before` left (no more than either)
+                // stays.
+                s.ingress = Some(ingress);
                 if s.view.is_none() {
                     s.view = Some(secy.to_ref(GFP_KERNEL));
                     if observed.insert(key(dev), ()).is_err() {

@@ -101,6 +101,40 @@ pub(crate) struct Secy {
     /// The SecY itself, once an offload operation showed it: read again
     /// for what changes unseen.
     pub(crate) view: Option<SecYRef>,
+    /// What it does with what it receives, once an offload operation
+    /// showed it; weakened before an operation that may weaken it.
+    pub(crate) ingress: Option<Ingress>,
+}
+
+/// What a SecY does with what it receives: how it validates frames, and
+/// whether its offloading driver leaves the MACsec core to deliver it
+/// plaintext frames addressed to it (no metadata dst on what the device
+/// decrypted: `handle_not_macsec()`), whatever it validates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Ingress {
+    /// `validate_frames`.
+    pub(crate) validate: macsec::Validate,
+    /// The driver does not mark what it decrypted (`rx_uses_md_dst`).
+    pub(crate) plaintext: bool,
+}
+
+impl Ingress {
+    /// The SecY `secy` over real device `real`, as an operation shows it.
+    pub(crate) fn of(rtnl: &Rtnl, secy: &macsec::SecY, real: &NetDevice) -> Ingress {
+        Ingress {
+            validate: secy.validate_frames(),
+            plaintext: !real.macsec_rx_uses_md_dst(rtnl),
+        }
+    }
+
+    /// The weaker of `self` and `other`, field by field: what holds
+    /// through a change from one to the other.
+    pub(crate) fn weaker(self, other: Ingress) -> Ingress {
+        Ingress {
+            validate: self.validate.min(other.validate),
+            plaintext: self.plaintext || other.plaintext,
+        }
+    }
 }
 
 /// The SecYs by netdev, each in its own allocation: a lookup that finds
@@ -242,6 +276,8 @@ pub(crate) struct View {
     pub(crate) secy: Option<i32>,
     pub(crate) id: Option<(u64, macsec::Cipher)>,
     pub(crate) encrypt: Option<bool>,
+    /// The SecY's [`Ingress`], where `encrypt` is reported.
+    pub(crate) ingress: Option<Ingress>,
     pub(crate) owner: Owner,
     pub(crate) ifindex: i32,
     /// The port's name, NUL-padded.
@@ -286,12 +322,15 @@ impl PortEntry {
         let n = copy.to_bytes();
         let len = n.len().min(name.len() - 1);
         name[..len].copy_from_slice(&n[..len]);
+        let encrypt = secy.and_then(|s| advertised_encrypt(self, s));
         View {
             verdict: self.port.advertised(),
             relation: self.relation,
             secy: self.secy.as_ref().map(|d| d.ifindex()),
             id: secy.and_then(|s| s.id),
-            encrypt: secy.and_then(|s| advertised_encrypt(self, s)),
+            encrypt,
+            // Exactly where `encrypt` is: one operation, one notification.
+            ingress: encrypt.and(secy.and_then(|s| s.ingress)),
             owner: self.owner,
             ifindex: self.dev.ifindex(),
             name,

@@ -368,6 +368,7 @@ impl State {
                 known,
                 id: None,
                 view: None,
+                ingress: None,
             },
             GROW,
         )?;

@@ -10,7 +10,7 @@
 
 use crate::lockstep::{Protection, Reason};
 use crate::model::{Object, Owner, Relation};
-use crate::net::macsec::Cipher;
+use crate::net::macsec::{Cipher, Validate};
 use crate::net::netlink::{GenlMsg, MsgBuffer};
 use kernel::prelude::*;
 
@@ -39,6 +39,8 @@ const A_DEV_PAD: u16 = 13;
 pub(crate) const A_DEV_SECY_NETNSID: u16 = 14;
 pub(crate) const A_DEV_SECY_NETNS_FD: u16 = 15;
 const A_DEV_PROTECTED_GID: u16 = 16;
+const A_DEV_VALIDATE: u16 = 17;
+const A_DEV_RX_PLAINTEXT: u16 = 18;
 
 const A_GID_RDMA_DEV: u16 = 1;
 const A_GID_INDEX: u16 = 2;
@@ -88,6 +90,14 @@ fn cipher(c: Cipher) -> u32 {
     }
 }
 
+fn validate(v: Validate) -> u32 {
+    match v {
+        Validate::Disabled => 0,
+        Validate::Check => 1,
+        Validate::Strict => 2,
+    }
+}
+
 fn owner(o: Owner) -> u32 {
     match o {
         Owner::Bridge => 0,
@@ -131,6 +141,10 @@ pub(crate) fn fill<B: MsgBuffer>(msg: &mut GenlMsg<B>, o: &Object<'_>) -> Result
         }
         if let Some(enc) = p.encrypt {
             msg.put_u8(A_DEV_ENCRYPT.into(), enc.into())?;
+        }
+        if let Some(i) = p.ingress {
+            msg.put_u32(A_DEV_VALIDATE.into(), validate(i.validate))?;
+            msg.put_u8(A_DEV_RX_PLAINTEXT.into(), i.plaintext.into())?;
         }
     }
     for g in o.gids {

@@ -111,6 +111,22 @@ enum macsec_bridge_cipher {
 };
 
 /**
+ * enum macsec_bridge_validate - How the SecY validates the frames it receives
+ *   (ip link's validate).
+ * @MACSEC_BRIDGE_VALIDATE_DISABLED: Frames are delivered whether they are
+ *   protected or not.
+ * @MACSEC_BRIDGE_VALIDATE_CHECK: Frames are checked, and delivered even when
+ *   the check fails.
+ * @MACSEC_BRIDGE_VALIDATE_STRICT: Only frames that pass the check are
+ *   delivered.
+ */
+enum macsec_bridge_validate {
+	MACSEC_BRIDGE_VALIDATE_DISABLED,
+	MACSEC_BRIDGE_VALIDATE_CHECK,
+	MACSEC_BRIDGE_VALIDATE_STRICT,
+};
+
+/**
  * enum macsec_bridge_feature_owner - Who owns NETIF_F_HW_MACSEC on the port.
  * @MACSEC_BRIDGE_FEATURE_OWNER_BRIDGE: This module sets and clears it in
  *   lockstep.
@@ -140,6 +156,8 @@ enum {
 	MACSEC_BRIDGE_A_DEV_SECY_NETNSID,
 	MACSEC_BRIDGE_A_DEV_SECY_NETNS_FD,
 	MACSEC_BRIDGE_A_DEV_PROTECTED_GID,
+	MACSEC_BRIDGE_A_DEV_VALIDATE,
+	MACSEC_BRIDGE_A_DEV_RX_PLAINTEXT,
 
 	__MACSEC_BRIDGE_A_DEV_MAX,
 	MACSEC_BRIDGE_A_DEV_MAX = (__MACSEC_BRIDGE_A_DEV_MAX - 1)

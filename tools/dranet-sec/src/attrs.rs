@@ -156,6 +156,10 @@ pub fn macsec_attributes(
     match port {
         Some(p) => {
             m.insert(q("macsecEgress"), bool_attr(p.offloaded()));
+            m.insert(q("macsecIngressStrict"), bool_attr(p.ingress_strict()));
+            if let Some(v) = &p.validate {
+                m.insert(q("macsecValidate"), string_attr(v));
+            }
             m.insert(q("macsecProtection"), string_attr(&p.protection));
             m.insert(q("macsecReason"), string_attr(&p.reason));
             if let Some(r) = &p.relation {
@@ -187,6 +191,7 @@ fn unprotected(domain: &str, reason: &str) -> BTreeMap<String, DeviceAttribute> 
     let q = |id: &str| format!("{domain}/{id}");
     BTreeMap::from([
         (q("macsecEgress"), bool_attr(false)),
+        (q("macsecIngressStrict"), bool_attr(false)),
         (q("macsecProtection"), string_attr("none")),
         (q("macsecReason"), string_attr(reason)),
         (q("macsecProtectedGids"), int_attr(0)),
@@ -301,12 +306,14 @@ fn drop_invalid(attrs: &mut BTreeMap<String, DeviceAttribute>) -> Vec<String> {
 
 /// The MACsec attributes by how much a claim needs them, most first: what
 /// [`fit_beside`] keeps longest.
-const MACSEC_PRIORITY: [&str; 7] = [
+const MACSEC_PRIORITY: [&str; 9] = [
     "macsecEgress",
+    "macsecIngressStrict",
     "macsecProtection",
     "macsecReason",
     "macsecProtectedGids",
     "macsecRelation",
+    "macsecValidate",
     "macsecCipher",
     "macsecWireVerified",
 ];

@@ -54,6 +54,7 @@ pub const CIPHER: &[&str] = &[
     "gcm-aes-xpn-256",
 ];
 pub const FEATURE_OWNER: &[&str] = &["bridge", "driver"];
+pub const VALIDATE: &[&str] = &["disabled", "check", "strict"];
 
 /// Attribute numbers of the `dev` set.
 pub mod attr {
@@ -72,6 +73,8 @@ pub mod attr {
     pub const SECY_NETNSID: u16 = 14;
     pub const SECY_NETNS_FD: u16 = 15;
     pub const PROTECTED_GID: u16 = 16;
+    pub const VALIDATE: u16 = 17;
+    pub const RX_PLAINTEXT: u16 = 18;
     /// In a `protected-gid` nest.
     pub const GID_GID: u16 = 3;
 }
@@ -132,6 +135,8 @@ pub fn parse(g: &Genlmsghdr<u8, u16>) -> Result<PortState> {
             attr::SCI => p.sci = Some(u64::from_be(a.get_payload_as::<u64>()?)),
             attr::CIPHER => p.cipher = Some(name_of(CIPHER, u32_()?)),
             attr::ENCRYPT => p.encrypt = Some(a.get_payload_as::<u8>()?),
+            attr::VALIDATE => p.validate = Some(name_of(VALIDATE, u32_()?)),
+            attr::RX_PLAINTEXT => p.rx_plaintext = Some(a.get_payload_as::<u8>()?),
             attr::FEATURE_OWNER => p.feature_owner = Some(name_of(FEATURE_OWNER, u32_()?)),
             attr::GENERATION => p.generation = a.get_payload_as::<u64>()?,
             attr::SECY_NETNSID => p.secy_netnsid = Some(a.get_payload_as::<i32>()?),

@@ -33,6 +33,12 @@ pub struct PortState {
     pub cipher: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypt: Option<u8>,
+    /// `disabled`, `check` or `strict`, for an observed, offloaded SecY.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate: Option<String>,
+    /// With `validate`: 1 if the driver lets plaintext reach the SecY.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_plaintext: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature_owner: Option<String>,
     pub generation: u64,
@@ -47,6 +53,16 @@ impl PortState {
     /// what `macsecEgress` publishes.
     pub fn offloaded(&self) -> bool {
         self.protection.starts_with("offload-")
+    }
+
+    /// Whether what the port receives through its SecY is only what the
+    /// SecY verified: egress offload-protected (the same SecY), `validate
+    /// strict`, and a driver that hands the SecY only what it decrypted.
+    /// What `macsecIngressStrict` publishes.
+    pub fn ingress_strict(&self) -> bool {
+        self.offloaded()
+            && self.validate.as_deref() == Some("strict")
+            && self.rx_plaintext == Some(0)
     }
 }
 

@@ -223,3 +223,51 @@ fn protected_gids_are_counted_for_every_device() {
     assert_eq!(gids(Some(&whole)), Some(0));
     assert_eq!(gids(None), Some(0), "untracked");
 }
+
+/// `macsecIngressStrict` only for what the SecY verifies: egress
+/// offloaded by the same SecY, `validate strict`, and a driver that hands
+/// the SecY only what it decrypted; `macsecValidate` as the kernel says.
+#[test]
+fn ingress_strict_needs_strict_validation_and_no_plaintext_path() {
+    let p = |protection: &str, validate: Option<&str>, plaintext: Option<u8>| {
+        dranet_sec::state::PortState {
+            ifname: "ens1".into(),
+            protection: protection.into(),
+            reason: "none".into(),
+            validate: validate.map(Into::into),
+            rx_plaintext: plaintext,
+            ..Default::default()
+        }
+    };
+    let got = |p: &dranet_sec::state::PortState| {
+        let a = attrs::macsec_attributes(DOMAIN, Some(p));
+        (
+            a[&format!("{DOMAIN}/macsecIngressStrict")].bool,
+            a.get(&format!("{DOMAIN}/macsecValidate"))
+                .and_then(|v| v.string.clone()),
+        )
+    };
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        got(&p("offload-mac", Some("strict"), Some(0))),
+        (Some(true), s("strict"))
+    );
+    assert_eq!(
+        got(&p("offload-mac", Some("strict"), Some(1))),
+        (Some(false), s("strict"))
+    );
+    assert_eq!(
+        got(&p("offload-mac", Some("check"), Some(0))),
+        (Some(false), s("check"))
+    );
+    assert_eq!(
+        got(&p("offload-mac", Some("disabled"), Some(0))),
+        (Some(false), s("disabled"))
+    );
+    // Not known (no observed SecY), or not protecting egress.
+    assert_eq!(got(&p("offload-mac", None, None)), (Some(false), None));
+    assert_eq!(
+        got(&p("none", Some("strict"), Some(0))),
+        (Some(false), s("strict"))
+    );
+}

@@ -162,6 +162,8 @@ fn attributes_for_every_device() {
     let a = attrs(&ids(0).to_string());
     let want: BTreeMap<String, Value> = [
         ("macsecEgress", json!({"bool": true})),
+        ("macsecIngressStrict", json!({"bool": true})),
+        ("macsecValidate", json!({"string": "strict"})),
         ("macsecProtection", json!({"string": "offload-mac"})),
         ("macsecReason", json!({"string": "none"})),
         ("macsecRelation", json!({"string": "upper"})),
@@ -176,6 +178,7 @@ fn attributes_for_every_device() {
     assert_eq!(attrs(r#"{"name":"pci-0000-10-00-0"}"#), want);
     let untracked: BTreeMap<String, Value> = [
         ("macsecEgress", json!({"bool": false})),
+        ("macsecIngressStrict", json!({"bool": false})),
         ("macsecProtection", json!({"string": "none"})),
         ("macsecReason", json!({"string": "untracked"})),
         ("macsecProtectedGids", json!({"int": 0})),
@@ -258,21 +261,28 @@ fn attributes_fit_beside_dranets_own() {
     // Beside 28 of DRANet's own, four fit: the least needed go.
     let p = port(&nic(0), "offload-mac", "none");
     let mut m = dranet_sec::attrs::macsec_attributes(DOMAIN, Some(&p));
-    assert_eq!(m.len(), 6);
+    assert_eq!(m.len(), 8);
     let warnings = dranet_sec::attrs::fit_beside(&mut m, 28);
     let kept: Vec<_> = m.keys().map(|k| k.rsplit('/').next().unwrap()).collect();
     assert_eq!(
         kept,
         [
             "macsecEgress",
-            "macsecProtectedGids",
+            "macsecIngressStrict",
             "macsecProtection",
             "macsecReason"
         ]
     );
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[0].contains("macsecCipher"), "{warnings:?}");
-    assert!(warnings[1].contains("macsecRelation"), "{warnings:?}");
+    let dropped = [
+        "macsecCipher",
+        "macsecValidate",
+        "macsecRelation",
+        "macsecProtectedGids",
+    ];
+    assert_eq!(warnings.len(), dropped.len(), "{warnings:?}");
+    for (w, d) in warnings.iter().zip(dropped) {
+        assert!(w.contains(d), "{warnings:?}");
+    }
 }
 
 #[test]

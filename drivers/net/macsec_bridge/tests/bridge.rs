@@ -86,6 +86,7 @@ mod work;
 mod world;
 
 use lockstep::{Protection, Reason};
+use net::macsec::Validate;
 use proptest::prelude::*;
 use world::{Step, Target, World};
 
@@ -144,6 +145,10 @@ fn step() -> impl Strategy<Value = Step> {
         1 => s.clone().prop_map(|s| Step::Stats { s }),
         1 => s.clone().prop_map(|s| Step::Move { s }),
         1 => s.clone().prop_map(|s| Step::Ethtool { s }),
+        1 => (s.clone(), prop_oneof![
+            Just(Validate::Disabled), Just(Validate::Check), Just(Validate::Strict)
+        ], prop::bool::weighted(0.2))
+            .prop_map(|(s, validate, fail)| Step::Validate { s, validate, fail }),
         1 => (0usize..2, prop::bool::weighted(0.6)).prop_map(|(l, on)| Step::NicFeature { l, on }),
         1 => (0usize..2).prop_map(|l| Step::NicGone { l }),
         1 => (0usize..2).prop_map(|l| Step::NicMove { l }),
@@ -547,6 +552,69 @@ fn a_lost_offload_bit_retracts_until_an_update_settles() {
         w.unload();
         w.check_unloaded();
     }
+}
+
+/// A change of `validate` reaches the driver as `mdo_upd_secy`, with
+/// `macsec.c` already changed: the object reports the weaker of before and
+/// after from the retraction on, the new value once the update succeeded,
+/// and after a failure (which `macsec.c` undoes with no event) no more
+/// than what it said during the update. Every notification carries it,
+/// with `rx-plaintext` (the model's driver marks nothing it decrypted).
+#[test]
+fn validate_is_reported_no_stronger_than_in_force() {
+    let _g = serial();
+    let mut w = World::new();
+    let s = w.protected_secy_port();
+    let dev = w.secy(s).as_raw() as usize;
+    let seq = |w: &World| -> Vec<_> {
+        notes(w)
+            .into_iter()
+            .filter(|n| n.dev == dev)
+            .map(|n| (n.protection, n.reason, n.ingress))
+            .collect()
+    };
+    let set = |w: &mut World, validate, fail| w.step(&Step::Validate { s, validate, fail });
+    let (none, mac) = (Protection::None, Protection::OffloadMac);
+    let unsettled = Some(Reason::Unsettled);
+    let at = |v| Some((v, true));
+    set(&mut w, Validate::Check, false);
+    assert_eq!(
+        seq(&w),
+        [
+            (none, unsettled, at(Validate::Check)),
+            (mac, None, at(Validate::Check))
+        ],
+        "{:#?}",
+        w.last_log
+    );
+    // Refused: macsec.c puts check back; strict was never in force alone.
+    set(&mut w, Validate::Strict, true);
+    assert_eq!(
+        seq(&w),
+        [(none, unsettled, at(Validate::Check))],
+        "{:#?}",
+        w.last_log
+    );
+    set(&mut w, Validate::Strict, false);
+    assert_eq!(
+        seq(&w),
+        [(mac, None, at(Validate::Strict))],
+        "{:#?}",
+        w.last_log
+    );
+    // Weaker at once: from the retraction on.
+    set(&mut w, Validate::Disabled, false);
+    assert_eq!(
+        seq(&w),
+        [
+            (none, unsettled, at(Validate::Disabled)),
+            (mac, None, at(Validate::Disabled))
+        ],
+        "{:#?}",
+        w.last_log
+    );
+    w.unload();
+    w.check_unloaded();
 }
 
 /// An RDMA device moved to another netdev (`ib_device_set_netdev()`, as

@@ -17,10 +17,10 @@ A=$NSIM_A
 D=$ROW_DIR
 DOMAIN=macsec.dranet-sec.io
 
-# egress FILE: macsecEgress of macsec0 in the last slice of FILE (JSON
-# lines or one JSON document).
+# egress FILE [ATTR]: macsecEgress (or ATTR) of macsec0 in the last slice
+# of FILE (JSON lines or one JSON document), its value lowercase.
 egress() {
-	py - "$1" "$DOMAIN" <<'PY'
+	py - "$1" "$DOMAIN" "${2:-macsecEgress}" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read().strip()
 try:
@@ -30,7 +30,8 @@ except ValueError:
 for s in docs[-1:]:
     for d in s['spec']['devices']:
         if d['attributes'].get('dra.net/ifName', {}).get('string') == 'macsec0':
-            print(str(d['attributes'][sys.argv[2] + '/macsecEgress']['bool']).lower())
+            v = d['attributes'][sys.argv[2] + '/' + sys.argv[3]]
+            print(str(v.get('bool', v.get('string'))).lower())
 PY
 }
 # taint FILE: "KEY VALUE EFFECT" of macsec0's taint in the last slice of
@@ -60,7 +61,7 @@ says_evict() {
 last_is() { [ "$(egress "$D/watch")" = "$1" ]; }
 
 ktap_print_header
-ktap_set_plan 36
+ktap_set_plan 37
 
 check "load" insmod_bridge "$MODULE_KO"
 # After the load: a SecY offloaded before it would be `unknown`.
@@ -102,6 +103,9 @@ wait_for 50 wait_subscribed "$MON"
 ip macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY
 check "active TX SA: the watch stream says macsecEgress true" wait_for 50 last_is true
 cp "$D/watch" "$D/protected.json"
+check "active TX SA: validate strict, but ingress not strict (netdevsim marks no received frame)" \
+	[ "$(egress "$D/protected.json" macsecValidate)/$(egress "$D/protected.json" macsecIngressStrict)" = \
+	  strict/false ]
 tail -1 "$D/protected.json" >"$D/protected-last.json"
 check "active TX SA: the taint is gone" [ "$(taint "$D/protected-last.json")" = none ]
 check "active TX SA: the rule file is gone" wait_for 50 bash -c "! test -e '$RULE'"

@@ -26,7 +26,7 @@ set -u
 
 nic_bed
 ktap_print_header
-ktap_set_plan 16
+ktap_set_plan 19
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
@@ -65,8 +65,20 @@ row "an update of nothing fails after the NIC deleted its TX rules: retracted fi
 	h0 off none unsettled seq=none/unsettled -- \
 	"ip link set mtn0 alias fail:mdo_upd_secy && ! ip link set macsec0 type macsec encrypt on"
 row "the update succeeds: the NIC re-created the rule, offload-mac" \
-	h0 on offload-mac "" seq=offload-mac/none -- \
+	h0 on offload-mac "" seq=offload-mac/none validate=strict -- \
 	"ip link set mtn0 alias '' && ip link set macsec0 type macsec encrypt on"
+# validate reaches the NIC as an update, macsec.c's SecY already changed:
+# the object reports the weaker of before and after from the retraction
+# on, and after a refusal (undone with no event) no more than that.
+row "validate check: egress still offload-mac, the object says check" \
+	h0 on offload-mac "" seq=none/unsettled,offload-mac/none validate=check -- \
+	"ip link set macsec0 type macsec validate check"
+row "validate strict refused by the NIC: check stays in force, the object never said strict" \
+	h0 off none unsettled seq=none/unsettled validate=check -- \
+	"ip link set mtn0 alias fail:mdo_upd_secy && ! ip link set macsec0 type macsec validate strict"
+row "validate strict: the update succeeds, offload-mac, strict" \
+	h0 on offload-mac "" seq=offload-mac/none validate=strict -- \
+	"ip link set mtn0 alias '' && ip link set macsec0 type macsec validate strict"
 # Deleting an up SecY: mdo_del_secy (retracted before it, `encrypt` gone
 # from the object with the retraction, so the SecY known not offloaded
 # after it changes nothing more), then the netdev is closed (mdo_dev_stop,

@@ -532,20 +532,22 @@ table_oracle() {
 	} >"$1"
 }
 
-# row DESC PORT BIT PROTECTION REASON [relation=R] [owner=O] [seq=S] -- ACTION...
+# row DESC PORT BIT PROTECTION REASON [relation=R] [owner=O] [seq=S] [validate=V] -- ACTION...
 #   BIT: expected macsec-hw-offload (on/off, - when the netdev is gone);
 #   PROTECTION: expected protection, or `absent`; REASON: expected reason
 #   (empty for none); S: the port's notifications during the row, in
 #   order, as PROTECTION/REASON separated by commas (`seq=`: none at all);
+#   V: the object's validate (`none`: absent);
 #   ACTION: run with eval, must succeed.
 row() {
-	local desc=$1 port=$2 bit=$3 prot=$4 reason=$5 relation=- owner=- seq=- rc
+	local desc=$1 port=$2 bit=$3 prot=$4 reason=$5 relation=- owner=- seq=- vld=- rc
 	shift 5
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		case $1 in
 		relation=*) relation=${1#relation=} ;;
 		owner=*) owner=${1#owner=} ;;
 		seq=*) seq==${1#seq=} ;;
+		validate=*) vld=${1#validate=} ;;
 		esac
 		shift
 	done
@@ -556,7 +558,7 @@ row() {
 	table_dump "$ROW_DIR/dump.$ROW_N"
 	table_oracle "$ROW_DIR/oracle.$ROW_N"
 	printf '%s\t' "$ROW_N" "$desc" "$port" "$bit" "$(hw_macsec "$port")" \
-		"$prot" "${reason:--}" "$relation" "$owner" "$rc" "$seq" >>"$ROW_DIR/rows"
+		"$prot" "${reason:--}" "$relation" "$owner" "$rc" "$seq" "$vld" >>"$ROW_DIR/rows"
 	echo >>"$ROW_DIR/rows"
 }
 

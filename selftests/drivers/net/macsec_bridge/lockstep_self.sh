@@ -16,7 +16,7 @@ lockstep_bed
 A=$NSIM_A
 
 ktap_print_header
-ktap_set_plan 34
+ktap_set_plan 37
 
 check "load" insmod_bridge "$MODULE_KO"
 check "a monitor subscribes" table_begin
@@ -50,6 +50,17 @@ row "protect off: retracted" \
 row "protect on: offload-mac" \
 	macsec0 on offload-mac "" -- \
 	ip link set macsec0 type macsec protect on
+# Ingress is reported beside the claim, not in it: an update (retracted
+# while it runs, as any) that weakens validation leaves egress protected.
+row "validate check: still offload-mac, the object says check" \
+	macsec0 on offload-mac "" seq=none/unsettled,offload-mac/none validate=check -- \
+	ip link set macsec0 type macsec validate check
+row "validate disabled: still offload-mac, the object says disabled" \
+	macsec0 on offload-mac "" seq=none/unsettled,offload-mac/none validate=disabled -- \
+	ip link set macsec0 type macsec validate disabled
+row "validate strict again" \
+	macsec0 on offload-mac "" seq=none/unsettled,offload-mac/none validate=strict -- \
+	ip link set macsec0 type macsec validate strict
 row "MACsec netdev down: retracted" \
 	macsec0 off none secy-down -- \
 	ip link set macsec0 down

@@ -48,6 +48,9 @@ pub fn port(dev: &NetDev, protection: &str, reason: &str) -> PortState {
         reason: reason.into(),
         relation: Some("upper".into()),
         cipher: Some("gcm-aes-256".into()),
+        // An observed, offloaded SecY (mlx5e's: metadata dst on receive).
+        validate: protection.starts_with("offload-").then(|| "strict".into()),
+        rx_plaintext: protection.starts_with("offload-").then_some(0),
         generation: 7,
         ..Default::default()
     }

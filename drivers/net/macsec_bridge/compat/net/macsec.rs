@@ -91,6 +91,17 @@ pub enum Cipher {
     GcmAesXpn256,
 }
 
+/// How a SecY validates the frames it receives (`enum macsec_validation_type`), weakest first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Validate {
+    /// Frames are delivered whether they are protected or not (`disabled`).
+    Disabled,
+    /// Frames are checked, and delivered even when the check fails (`check`).
+    Check,
+    /// Only frames that pass the check are delivered (`strict`).
+    Strict,
+}
+
 /// A read-only view of a SecY (`struct macsec_secy`).
 ///
 /// # Invariants
@@ -178,6 +189,21 @@ impl SecY {
         // SA is valid; `active` is read once, since PN exhaustion clears it without RTNL
         // (`macsec_pn_wrapped()`).
         !sa.is_null() && unsafe { core::ptr::read_volatile(&raw const (*sa).active) }
+    }
+
+    /// How the SecY validates received frames (`validate_frames`). A value this view does not
+    /// know reads as [`Validate::Disabled`], the weakest.
+    pub fn validate_frames(&self) -> Validate {
+        // SAFETY: the SecY is valid, and RTNL serialises writers of this field (type invariant).
+        match unsafe { (*self.raw()).validate_frames } {
+            crate::compat::bindings::macsec_validation_type_MACSEC_VALIDATE_STRICT => {
+                Validate::Strict
+            }
+            crate::compat::bindings::macsec_validation_type_MACSEC_VALIDATE_CHECK => {
+                Validate::Check
+            }
+            _ => Validate::Disabled,
+        }
     }
 
     /// Whether the SecY uses extended packet numbering.
@@ -394,5 +420,26 @@ impl NetDevice {
         // read once, as `READ_ONCE()` would, whatever the caller holds.
         let ops = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).macsec_ops) };
         !ops.is_null()
+    }
+
+    /// Whether the device's MACsec offload marks each frame it decrypted with a metadata dst
+    /// (`macsec_ops->rx_uses_md_dst`), so that the MACsec core delivers to an offloaded SecY only
+    /// what the device decrypted for it. Without it the core hands such a SecY every frame
+    /// addressed to the SecY's MAC address, plaintext included, whatever its `validate_frames`
+    /// (`handle_not_macsec()`). `false` for a device without `macsec_ops` or no longer registered.
+    pub fn macsec_rx_uses_md_dst(&self, _rtnl: &Rtnl) -> bool {
+        if !self.is_registered() {
+            return false;
+        }
+        // SAFETY: the device is valid; the pointer is read once, as in `has_macsec_ops()`.
+        let ops = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).macsec_ops) };
+        if ops.is_null() {
+            return false;
+        }
+        // SAFETY: a registered device's `macsec_ops` is its driver's table (or, for a VLAN, the
+        // 8021q module's), which lives until that driver's module is gone; the driver unregisters
+        // the device first, which takes RTNL, held here (`_rtnl`), so the table outlives this
+        // read. The field is set before the device is registered and never written again.
+        unsafe { (*ops).rx_uses_md_dst }
     }
 }

@@ -29,6 +29,8 @@ pub(crate) struct Note {
     pub secy_netns: u64,
     pub id: Option<(u64, Cipher)>,
     pub encrypt: Option<bool>,
+    /// `validate` and `rx-plaintext`.
+    pub ingress: Option<(crate::net::macsec::Validate, bool)>,
     pub owner: Owner,
     pub rdma: Vec<String>,
     /// The indexes of the listed GIDs.
@@ -223,6 +225,7 @@ pub mod wire {
             secy_netns: v.secy_netns,
             id: v.id,
             encrypt: v.encrypt,
+            ingress: v.ingress.map(|i| (i.validate, i.plaintext)),
             owner: v.owner,
             rdma: o
                 .rdma

@@ -242,6 +242,12 @@ pub mod device {
             self.macsec_ops
         }
 
+        /// The model's drivers mark nothing they decrypted: the MACsec
+        /// core may deliver plaintext to their SecYs.
+        pub fn macsec_rx_uses_md_dst(&self, _rtnl: &crate::net::rtnl::Rtnl) -> bool {
+            false
+        }
+
         pub fn need_ops_lock(&self) -> bool {
             self.ops_locked
         }
@@ -353,6 +359,13 @@ pub mod macsec {
         Mac,
     }
 
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+    pub enum Validate {
+        Disabled,
+        Check,
+        Strict,
+    }
+
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     pub enum Cipher {
         GcmAes128,
@@ -397,6 +410,7 @@ pub mod macsec {
         pub tx_sa: [Option<bool>; 4],
         pub sci: u64,
         pub cipher: Cipher,
+        pub validate: Validate,
     }
 
     /// The private data of a MACsec netdev.
@@ -459,6 +473,10 @@ pub mod macsec {
 
         pub fn cipher(&self) -> Cipher {
             self.sw().cipher
+        }
+
+        pub fn validate_frames(&self) -> Validate {
+            self.sw().validate
         }
     }
 

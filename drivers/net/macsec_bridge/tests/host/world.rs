@@ -12,7 +12,7 @@ use crate::host::{self, Note, Rec};
 use crate::lockstep::{Protection, Reason};
 use crate::model::{BindError, Owner, Relation};
 use crate::net::device::{Features, NetDevice};
-use crate::net::macsec::{Cipher, Context, Mdo, Observer, Offload, SecY, SecyData, Sw};
+use crate::net::macsec::{Cipher, Context, Mdo, Observer, Offload, SecY, SecyData, Sw, Validate};
 use crate::net::namespace::Net;
 use crate::net::netlink::Family;
 use crate::net::notifier::{self, NetdevEvent};
@@ -100,6 +100,12 @@ pub enum Step {
         encrypt: Option<bool>,
         protect: Option<bool>,
         encoding_sa: Option<u8>,
+        fail: bool,
+    },
+    /// `ip link set … type macsec validate V`.
+    Validate {
+        s: usize,
+        validate: Validate,
         fail: bool,
     },
     /// `ip macsec offload … mac|off`.
@@ -983,6 +989,7 @@ impl World {
                 } else {
                     Cipher::GcmAesXpn256
                 },
+                validate: Validate::Strict,
             }),
         });
         let d = self.leak(d);
@@ -1485,6 +1492,13 @@ impl World {
                         sw.protect = protect.unwrap_or(sw.protect);
                         sw.encoding_sa = encoding_sa.unwrap_or(sw.encoding_sa);
                     };
+                    self.sa_op(d, Mdo::UpdSecy, 0, false, fail, change, |_| {});
+                }
+            }
+            Step::Validate { s, validate, fail } => {
+                if let Some(s) = pick(s) {
+                    let d = self.secys[s];
+                    let change = move |sw: &mut Sw| sw.validate = validate;
                     self.sa_op(d, Mdo::UpdSecy, 0, false, fail, change, |_| {});
                 }
             }
