@@ -21,7 +21,7 @@ fn read_int(p: impl AsRef<Path>) -> Option<i64> {
 }
 
 /// `dddd:bb:dd.f`
-fn is_pci_address(s: &str) -> bool {
+pub fn is_pci_address(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 12
         && b[4] == b':'
@@ -117,6 +117,59 @@ pub fn netdev(root: &Path, ifname: &str) -> Option<NetDev> {
         pcie_root,
         ifname: ifname.to_string(),
     })
+}
+
+/// The netdev of PCI function `addr` under `root`, by the function's own
+/// `net/` directory (`bus/pci/devices/ADDR/net/IFNAME`): the first by
+/// name, as DRANet merges one netdev into the function.
+pub fn netdev_of_pci(root: &Path, addr: &str) -> Option<NetDev> {
+    if !is_pci_address(addr) {
+        return None;
+    }
+    let mut names: Vec<String> = fs::read_dir(root.join("bus/pci/devices").join(addr).join("net"))
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names.iter().find_map(|n| netdev(root, n))
+}
+
+/// The netdev DRANet means by `name` (an interface name, or its device
+/// name: `pci-…`, `net-…`), else by `pci_address`, else by `mac` (empty:
+/// not given). A name or PCI address reads that one netdev; only a MAC
+/// alone reads every netdev's address (not the rest of its files). The
+/// name comes first: a bond, its slaves and VLANs share one MAC.
+pub fn find(root: &Path, name: &str, pci_address: &str, mac: &str) -> Result<Option<NetDev>> {
+    if !name.is_empty() {
+        let found = match crate::slice::named(name) {
+            crate::slice::Named::Pci(a) => netdev_of_pci(root, &a),
+            crate::slice::Named::Interface(i) => netdev(root, &i),
+        };
+        if found.is_some() {
+            return Ok(found);
+        }
+        // A name that is an interface's own even though it reads as a
+        // device name (`net-abc`, say).
+        if let Some(d) = netdev(root, name) {
+            return Ok(Some(d));
+        }
+    }
+    if !pci_address.is_empty() {
+        if let Some(d) = netdev_of_pci(root, pci_address) {
+            return Ok(Some(d));
+        }
+    }
+    if mac.is_empty() {
+        return Ok(None);
+    }
+    let class = root.join("class/net");
+    Ok(names(root)?
+        .iter()
+        .filter(|n| {
+            read(class.join(n).join("address")).is_some_and(|a| a.eq_ignore_ascii_case(mac))
+        })
+        .find_map(|n| netdev(root, n)))
 }
 
 /// The interface names in this namespace's `class/net`, sorted.

@@ -414,35 +414,15 @@ struct SysNode<'a> {
 
 impl webhook::Node for SysNode<'_> {
     fn device(&self, q: &webhook::DeviceQuery) -> Result<Option<attrs::NetDev>> {
-        // DRANet sends GetDeviceAttributes the interface name.
-        if let Some(mut d) = discover::netdev(self.sysfs, &q.name) {
+        // DRANet sends GetDeviceAttributes the interface name, and its
+        // device name (`pci-…`) to the others: one netdev read either way.
+        let found = discover::find(self.sysfs, &q.name, &q.pci_address, &q.mac_address)?;
+        Ok(found.map(|mut d| {
             d.rdma_devices = discover::rdma_by_netdev(self.sysfs)
                 .remove(&d.ifname)
                 .unwrap_or_default();
-            return Ok(Some(d));
-        }
-        let devs = discover::netdevs(self.sysfs)?;
-        // The name first: a bond, its slaves and VLANs share one MAC.
-        // DRANet sends the interface name to GetDeviceAttributes and its
-        // device name to the others.
-        let by_name = |d: &attrs::NetDev| {
-            !q.name.is_empty() && (q.name == d.ifname || q.name == slice::device_name(d))
-        };
-        let by_pci = |d: &attrs::NetDev| {
-            !q.pci_address.is_empty() && d.pci_address.as_deref() == Some(q.pci_address.as_str())
-        };
-        let by_mac = |d: &attrs::NetDev| {
-            !q.mac_address.is_empty()
-                && d.mac
-                    .as_deref()
-                    .is_some_and(|m| m.eq_ignore_ascii_case(&q.mac_address))
-        };
-        let found = devs
-            .iter()
-            .find(|d| by_name(d))
-            .or_else(|| devs.iter().find(|d| by_pci(d)))
-            .or_else(|| devs.iter().find(|d| by_mac(d)));
-        Ok(found.cloned())
+            d
+        }))
     }
 
     fn port(&self, ifname: &str) -> Result<Option<PortState>> {

@@ -47,6 +47,62 @@ fn base32(bytes: &[u8]) -> String {
     out
 }
 
+/// The bytes of `s`, RFC 4648 base32 as [`base32`] writes it; `None` for
+/// anything else (a letter outside the alphabet, or leftover bits set).
+fn unbase32(s: &str) -> Option<Vec<u8>> {
+    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = ALPHABET.iter().position(|&a| a == c)? as u32;
+        acc = (acc << 5) | v;
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    (acc == 0).then_some(out)
+}
+
+/// What a DRANet device name names: a PCI function by its address, or an
+/// interface by its name (see [`device_name`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Named {
+    Pci(String),
+    Interface(String),
+}
+
+/// The inverse of [`device_name`]: `pci-0000-10-1b-0` is PCI function
+/// `0000:10:1b.0`, `net-…` the interface its base32 spells, any other
+/// name an interface of that name.
+pub fn named(name: &str) -> Named {
+    if let Some(rest) = name.strip_prefix("pci-") {
+        let b = rest.as_bytes();
+        if b.len() == 12 && b[4] == b'-' && b[7] == b'-' && b[10] == b'-' {
+            let a = format!(
+                "{}:{}:{}.{}",
+                &rest[..4],
+                &rest[5..7],
+                &rest[8..10],
+                &rest[11..]
+            );
+            if crate::discover::is_pci_address(&a) {
+                return Named::Pci(a);
+            }
+        }
+    }
+    if let Some(ifname) = name
+        .strip_prefix("net-")
+        .and_then(unbase32)
+        .and_then(|b| String::from_utf8(b).ok())
+    {
+        return Named::Interface(ifname);
+    }
+    Named::Interface(name.to_string())
+}
+
 /// A device name as DRANet makes it (`pkg/names/names.go`): a PCI
 /// function is `pci-` and its address with `:` and `.` as `-`
 /// (`pci-0000-10-1b-0`); an interface name that is a DNS label is itself;

@@ -26,8 +26,10 @@
 //!   provider is asked for a baseline: enforcing needs DRANet started with
 //!   `--cloud-provider-hint=webhook`.
 //! - `POST /GetProfileConfig`, body `ProfileRequest` (`{"device":
-//!   DeviceIdentifiers, "claim": ResourceClaim, "config": NetworkConfig}`,
-//!   the whole claim, `config` omitted when nil),
+//!   DeviceIdentifiers, "claim_uid", "config": NetworkConfig}` as DRANet
+//!   sends it today, or with the whole claim, `"claim": ResourceClaim`,
+//!   instead of its UID, as an open pull request does; `config` omitted
+//!   when nil),
 //!   sent from `NodePrepareResources` when the merged config names a
 //!   profile: `200` and a `NetworkConfig` to merge, or an error status that
 //!   fails the preparation, the body shown in the pod's events. Here: `404`
@@ -74,6 +76,10 @@ pub struct DeviceQuery {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 pub struct ProfileRequest {
     pub device: DeviceQuery,
+    /// The claim's UID: what DRANet's `GetProfileConfig` sends today.
+    #[serde(default)]
+    pub claim_uid: String,
+    /// The whole claim, as an open DRANet pull request sends it instead.
     #[serde(default)]
     pub claim: Option<ResourceClaim>,
     #[serde(default)]

@@ -257,3 +257,99 @@ fn pci_names_and_state_as_dranet_spells_them() {
     };
     assert_eq!(get(&veth, Some(&db)), (None, None, some("up")));
 }
+
+/// A fake sysfs with a PF, a VF and a virtual netdev whose name is no DNS
+/// label (DRANet names it `net-` and its base32), each in `class/net` and
+/// the functions in `bus/pci/devices`.
+fn lookup_tree(r: &Path) {
+    fs::create_dir_all(r.join("class/net")).unwrap();
+    fs::create_dir_all(r.join("bus/pci/devices")).unwrap();
+    for (addr, ifname, mac) in [
+        ("0000:11:00.0", "ens1f0", "02:00:00:00:00:01"),
+        ("0000:11:00.2", "ens1f0v0", "02:00:00:00:00:02"),
+    ] {
+        let f = r.join("devices/pci0000:10/0000:10:00.0").join(addr);
+        let n = f.join("net").join(ifname);
+        write(&n.join("address"), mac);
+        symlink(&f, n.join("device")).unwrap();
+        symlink(&n, r.join("class/net").join(ifname)).unwrap();
+        symlink(&f, r.join("bus/pci/devices").join(addr)).unwrap();
+    }
+    let v = r.join("devices/virtual/net/Eth_0");
+    write(&v.join("address"), "02:00:00:00:00:03");
+    symlink(&v, r.join("class/net/Eth_0")).unwrap();
+}
+
+/// The webhook's lookups: DRANet's device names (`pci-…`, `net-…`), an
+/// interface name, a PCI address, a MAC; the name first.
+#[test]
+fn finds_the_device_dranet_names() {
+    use dranet_sec::slice::{named, Named};
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    lookup_tree(r);
+    let find = |name: &str, pci: &str, mac: &str| {
+        discover::find(r, name, pci, mac).unwrap().map(|d| d.ifname)
+    };
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(find("pci-0000-11-00-0", "", ""), some("ens1f0"));
+    assert_eq!(find("pci-0000-11-00-2", "", ""), some("ens1f0v0"));
+    assert_eq!(find("ens1f0v0", "", ""), some("ens1f0v0"));
+    let eth0 = discover::netdev(r, "Eth_0").unwrap();
+    let name = dranet_sec::slice::device_name(&eth0);
+    assert!(name.starts_with("net-"), "{name}");
+    assert_eq!(named(&name), Named::Interface("Eth_0".into()));
+    assert_eq!(find(&name, "", ""), some("Eth_0"));
+    assert_eq!(find("", "0000:11:00.2", ""), some("ens1f0v0"));
+    assert_eq!(find("", "", "02:00:00:00:00:03"), some("Eth_0"));
+    // The name wins over a MAC that is another's.
+    assert_eq!(find("ens1f0", "", "02:00:00:00:00:03"), some("ens1f0"));
+    // Nothing of that name: the PCI address, then the MAC, decide.
+    assert_eq!(
+        find("pci-0000-11-00-7", "0000:11:00.0", "02:00:00:00:00:03"),
+        some("ens1f0")
+    );
+    assert_eq!(find("pci-0000-11-00-7", "", ""), None);
+    assert_eq!(find("eth9", "", ""), None);
+    assert_eq!(
+        named("pci-0000-11-00"),
+        Named::Interface("pci-0000-11-00".into())
+    );
+}
+
+/// A name or a PCI address reads one netdev, not every one: with a netdev
+/// whose files block whoever reads them (a FIFO with no writer), those
+/// lookups still answer. A MAC alone reads every address, and would wait.
+#[test]
+fn a_name_reads_one_netdev_not_every_one() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().to_path_buf();
+    lookup_tree(&r);
+    let stuck = r.join("devices/virtual/net/aaa0");
+    fs::create_dir_all(&stuck).unwrap();
+    let fifo = std::ffi::CString::new(stuck.join("address").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    symlink(&stuck, r.join("class/net/aaa0")).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let got = [
+            ("pci-0000-11-00-0", ""),
+            ("ens1f0v0", ""),
+            ("", "0000:11:00.2"),
+        ]
+        .map(|(name, pci)| discover::find(&r, name, pci, "").unwrap().map(|d| d.ifname));
+        let _ = tx.send(got);
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("a lookup by name or PCI address read another netdev");
+    assert_eq!(
+        got,
+        [
+            Some("ens1f0".to_string()),
+            Some("ens1f0v0".to_string()),
+            Some("ens1f0v0".to_string())
+        ]
+    );
+}

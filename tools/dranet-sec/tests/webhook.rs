@@ -48,6 +48,8 @@ impl Node for FakeNode {
             q.name == d.ifname
                 || q.name == dranet_sec::slice::device_name(d)
                 || d.mac.as_deref() == Some(q.mac_address.as_str())
+                || (!q.pci_address.is_empty()
+                    && d.pci_address.as_deref() == Some(q.pci_address.as_str()))
         }))
     }
     fn port(&self, ifname: &str) -> Result<Option<PortState>> {
@@ -122,6 +124,13 @@ fn claim() -> Value {
 /// the merged config.
 fn profile_req(device: Value, profile: Option<&str>) -> String {
     json!({"device": device, "claim": claim(), "config": network_config(profile)}).to_string()
+}
+
+/// A `ProfileRequest` as DRANet's `GetProfileConfig` sends it today: the
+/// device, the claim's UID, the merged config.
+fn profile_req_uid(device: Value, profile: Option<&str>) -> String {
+    json!({"device": device, "claim_uid": "0f3c-uid", "config": network_config(profile)})
+        .to_string()
 }
 
 /// A `ProfileReleaseRequest`, as `ReleaseProfileConfig` marshals it: the
@@ -591,5 +600,36 @@ fn dranets_conversation_over_a_unix_socket() {
         go("GET", "/health", "").0,
         200,
         "still serving after all that"
+    );
+}
+
+/// DRANet's `GetProfileConfig` as it is today (the claim's UID) and as an
+/// open pull request makes it (the whole claim), for the device named as
+/// DRANet names it (`pci-…`) and by PCI address alone: the same answers.
+#[test]
+fn profile_takes_either_request_shape() {
+    let c = cfg(false);
+    let n = FakeNode::new("offload-mac", "none");
+    let by_name = json!({"name": dranet_sec::slice::device_name(&nic(0))});
+    let by_pci = json!({"pci_address": nic(0).pci_address.unwrap()});
+    for device in [ids(0), by_name, by_pci] {
+        for req in [
+            profile_req(device.clone(), Some(PROTECTED)),
+            profile_req_uid(device.clone(), Some(PROTECTED)),
+        ] {
+            n.set(Some(("offload-mac", "none")));
+            let (code, b) = call(&c, &n, "POST", "/GetProfileConfig", &req);
+            assert_eq!((code, b.as_str()), (200, "{}"), "{req}");
+            n.set(Some(("none", "no-active-tx-sa")));
+            let (code, b) = call(&c, &n, "POST", "/GetProfileConfig", &req);
+            assert_eq!(code, 409, "{req}: {b}");
+            assert!(error_of(&b).contains("reason no-active-tx-sa"), "{b}");
+        }
+    }
+    // A UID that is not a string is no request DRANet sends.
+    let bad = json!({"device": ids(0), "claim_uid": 7, "config": network_config(Some(PROTECTED))});
+    assert_eq!(
+        call(&c, &n, "POST", "/GetProfileConfig", &bad.to_string()).0,
+        400
     );
 }
