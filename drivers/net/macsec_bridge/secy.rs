@@ -85,7 +85,7 @@ fn links(offload: Offload, secy_up: bool, lower_up: bool) -> SecyState {
 /// `NETIF_F_HW_MACSEC`. PHY offload is not followed: no operation of it
 /// reaches the module, which never knows a SecY as offloaded there, and
 /// claims nothing of one.
-pub(crate) fn reaches(offload: Offload, real: &NetDevice) -> bool {
+fn reaches(offload: Offload, real: &NetDevice) -> bool {
     match offload {
         Offload::Off => true,
         Offload::Mac => real.has_macsec_ops() && real.features().contains(Features::HW_MACSEC),
@@ -191,7 +191,7 @@ fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
         now.offload = Offload::Off;
     }
     // A real device whose features changed with no event (a driver that
-    // writes them directly), or whose PHY went.
+    // writes them directly).
     if let Some(real) = &s.lower {
         now = reach(now, real);
     }
