@@ -19,7 +19,9 @@ use kernel::prelude::*;
 /// itself, for `bound` the device the binding says egresses through the
 /// SecY. A GID on the root, or on a VLAN over it, leaves only through it
 /// ([`rdma::GidAttr::leaves_through`]); one on a bond, a team or any other
-/// upper device may leave through another slave in the clear.
+/// upper device may leave through another slave in the clear, and so may
+/// routed IPv6 RoCE of an RXE device that follows routes around its GID's
+/// netdev ([`rdma::Device::ipv6_may_stray`]).
 ///
 /// [`relate`]: crate::secy::relate
 pub(crate) fn read_reach(e: &mut PortEntry) {
@@ -33,8 +35,11 @@ pub(crate) fn read_reach(e: &mut PortEntry) {
         // SAFETY: `r` is tracked, so its device's `remove` has not run:
         // that forgets it under the state's mutex, held here.
         let ib = unsafe { rdma::Device::from_id(r.id) };
+        let stray = ib.ipv6_may_stray();
         let ret = ib.gids(r.port, |a| {
             match a.leaves_through(&e.dev) {
+                // Routed around the root, if a route says so.
+                Some(true) if stray && a.is_routed_ipv6() => escapes = true,
                 Some(true) if through.len() < MAX_GIDS => {
                     let g = Gid {
                         rdma: r.id,
@@ -77,14 +82,16 @@ pub(crate) fn read_reach(e: &mut PortEntry) {
 ///
 /// A GID is listed while what the SecY carries is protected (as far as the
 /// operation in flight allows: [`Port::carried`]), if it is a RoCE v2 GID
-/// whose netdev is the SecY itself, and if its entry appeared while the
-/// SecY was known to be offloaded. mlx5, the model of `upper`, protects
-/// only RoCE v2 GIDs, and only those its `add_gid` saw while the SecY was
-/// offloaded: a GID made before (an address kept across the SecY going
-/// down for its offload to change) is never protected, and one that was
-/// there before the module knew the SecY may not be. Such entries are
-/// [`PortEntry::stale`] until they leave the table. RoCE on a VLAN over the
-/// SecY crosses it as well, but is not claimed.
+/// whose netdev is the SecY itself (and not routed IPv6 of an RXE device
+/// that may route it elsewhere: [`rdma::Device::ipv6_may_stray`]), and if
+/// its entry appeared while the SecY was known to be offloaded. mlx5, the
+/// model of `upper`, protects only RoCE v2 GIDs, and only those its
+/// `add_gid` saw while the SecY was offloaded: a GID made before (an
+/// address kept across the SecY going down for its offload to change) is
+/// never protected, and one that was there before the module knew the
+/// SecY may not be. Such entries are [`PortEntry::stale`] until they leave
+/// the table. RoCE on a VLAN over the SecY crosses it as well, but is not
+/// claimed.
 ///
 /// A `self` or `bound` port whose RoCE may leave around the SecY
 /// (its scope is partial) lists, on the same condition, the GIDs on which
@@ -122,8 +129,9 @@ pub(crate) fn read_gids(e: &mut PortEntry) {
             // SAFETY: `r` is tracked, so its device's `remove` has not
             // run: that forgets it under the state's mutex, held here.
             let ib = unsafe { rdma::Device::from_id(r.id) };
+            let stray = ib.ipv6_may_stray();
             let ret = ib.gids(r.port, |a| {
-                if a.is_roce_v2() && a.is_on(secy) {
+                if a.is_roce_v2() && a.is_on(secy) && !(stray && a.is_routed_ipv6()) {
                     let g = Gid {
                         rdma: r.id,
                         index: a.index(),

@@ -77,6 +77,23 @@ impl Device {
         NonNull::new(ptr).map(|p| unsafe { ARef::from_raw(p.cast()) })
     }
 
+    /// Whether RoCE over IPv6 on this device's GIDs may leave through
+    /// another netdev than the GID's. RXE routes every packet itself
+    /// (`rxe_find_route6()`), and a kernel without the series' RXE patch
+    /// takes the GID's netdev as a mere preference unless the destination
+    /// is link-local, loopback or multicast: a more specific route through
+    /// another device (one router advertisement installs it) wins. IPv4
+    /// routes leave through the GID's netdev alone. Hardware RoCE does not
+    /// route per packet: its frames leave through the device's own port,
+    /// and a route only picked the next hop's MAC address when an address
+    /// handle was made.
+    pub(crate) fn ipv6_may_stray(&self) -> bool {
+        // SAFETY: the device is valid; its `ops` are set before it is
+        // registered (`ib_set_device_ops()`) and never change after.
+        let id = unsafe { (*self.raw()).ops.driver_id };
+        !RXE_ROUTES_IPV6_STRICTLY && id == bindings::rdma_driver_id_RDMA_DRIVER_RXE
+    }
+
     /// An identity usable as a map key while the device is alive.
     pub(crate) fn id(&self) -> usize {
         self.raw() as usize
@@ -118,6 +135,11 @@ impl Device {
     }
 }
 
+/// Whether RXE sends IPv6 RoCE only through the GID's netdev: in a tree
+/// with the series, whose first patch makes it so, not in a kernel the
+/// module is built for out of tree.
+const RXE_ROUTES_IPV6_STRICTLY: bool = cfg!(not(MACSEC_BRIDGE_COMPAT));
+
 // `rdma/ib_cache.h`, which the kernel's `bindings` do not include. The
 // pointers are untyped: `improper_ctypes` cannot see that a pointer to
 // `ib_device` (whose fields include empty structs) is FFI-safe.
@@ -155,6 +177,20 @@ impl GidAttr {
     pub(crate) fn is_roce_v2(&self) -> bool {
         // SAFETY: as for `index`.
         unsafe { (*self.0).gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP }
+    }
+
+    /// Whether RoCE on the entry is routed IPv6: a RoCE v2 GID whose
+    /// address is neither IPv4-mapped (`rdma_gid_attr_network_type()`) nor
+    /// link-local (`fe80::/10`: address selection, and so RDMA CM, pairs
+    /// it with link-local destinations only, whose route lookup is bound
+    /// to the GID's netdev; a program that builds its own address handle
+    /// from such a GID to a routed destination is outside the claim, as
+    /// the documentation says).
+    pub(crate) fn is_routed_ipv6(&self) -> bool {
+        let g = self.gid();
+        let v4_mapped = g[..10] == [0; 10] && g[10..12] == [0xff; 2];
+        let link_local = g[0] == 0xfe && g[1] & 0xc0 == 0x80;
+        self.is_roce_v2() && !v4_mapped && !link_local
     }
 
     /// The entry's netdev, valid while `_rcu` is held: it was read while

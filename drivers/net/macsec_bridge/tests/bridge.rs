@@ -419,6 +419,72 @@ fn a_gid_around_the_secy_claims_only_part() {
     }
 }
 
+/// RXE on a kernel without the series' RXE patch routes IPv6 RoCE on a
+/// GID that is neither link-local nor IPv4-mapped around the GID's netdev
+/// whenever a route says so: such a GID on a `self` or `bound` port makes
+/// the port partial (its link-local default GID listed, the routed one
+/// not), and an `upper` port does not list one on the SecY. A device that
+/// routes strictly (the patched kernel's RXE, hardware RoCE) claims the
+/// whole port, and an `upper` port lists the GID. Before, every port
+/// claimed as the strict device does.
+#[test]
+fn routed_ipv6_of_a_straying_rxe_is_not_claimed() {
+    let _g = serial();
+    for shape in ["self", "bound", "upper"] {
+        for strays in [false, true] {
+            let mut w = World::new();
+            let port = match shape {
+                "self" => {
+                    let s = w.protected_secy_port();
+                    w.secy(s)
+                }
+                "bound" => {
+                    w.protected_bound_port();
+                    w.plains[0]
+                }
+                _ => {
+                    let s = w.protected_secy();
+                    w.step(&Step::RdmaAdd {
+                        on: Target::Lower(0),
+                    });
+                    w.secy(s)
+                }
+            };
+            w.rdma_strays(strays);
+            // A routed IPv6 GID (index 1) on the port's root: on the SecY.
+            w.gid_on(Some(port));
+            let (port, want) = match (shape, strays) {
+                ("upper", false) => (
+                    w.lowers[0],
+                    ((Protection::None, Some(Reason::Partial)), vec![1]),
+                ),
+                ("upper", true) => (
+                    w.lowers[0],
+                    ((Protection::None, Some(Reason::Partial)), vec![]),
+                ),
+                (_, false) => (port, ((Protection::OffloadMac, None), vec![])),
+                (_, true) => (port, ((Protection::None, Some(Reason::Partial)), vec![0])),
+            };
+            assert_eq!(
+                (w.verdict_of(port), w.gids_of(port)),
+                want,
+                "{shape}, strays {strays}"
+            );
+            // Without it, the whole port again.
+            w.gid_on(None);
+            if shape != "upper" {
+                assert_eq!(
+                    (w.verdict_of(port), w.gids_of(port)),
+                    ((Protection::OffloadMac, None), vec![]),
+                    "{shape}, strays {strays}"
+                );
+            }
+            w.unload();
+            w.check_unloaded();
+        }
+    }
+}
+
 /// A protected SecY with RDMA on its real device (`upper`: the port is
 /// the NIC) or on the SecY itself (`self`): the SecY's position and the
 /// port.

@@ -258,6 +258,9 @@ pub mod rdma {
         /// The netdev `ib_device_set_netdev()` gave the port since, telling
         /// no client (mlx5's LAG), if any.
         pub moved: Cell<Option<&'static NetDevice>>,
+        /// An RXE device on a kernel without the series' RXE patch, whose
+        /// routed IPv6 RoCE may leave around its GID's netdev.
+        pub strays: Cell<bool>,
     }
 
     // SAFETY: single-threaded host world.
@@ -280,6 +283,10 @@ pub mod rdma {
             Some(self.moved.get().unwrap_or(self.netdev).into())
         }
 
+        pub fn ipv6_may_stray(&self) -> bool {
+            self.strays.get()
+        }
+
         /// # Safety
         ///
         /// `id` is a world device's.
@@ -288,9 +295,9 @@ pub mod rdma {
             unsafe { &*(id as *const Device) }
         }
 
-        /// The port's default GID, on its netdev, at index 0, then the
-        /// test's [`Device::table`], each a RoCE v2 GID whose last byte is
-        /// its index.
+        /// The port's default GID, on its netdev, at index 0 (link-local,
+        /// as the RDMA core makes it), then the test's [`Device::table`]
+        /// (routed IPv6), each a RoCE v2 GID whose last byte is its index.
         pub fn gids(&self, _port: u32, mut f: impl FnMut(&GidAttr) -> Result) -> Result {
             let table = self.table.borrow().clone();
             for (index, ndev) in core::iter::once(self.netdev).chain(table).enumerate() {
@@ -328,8 +335,17 @@ pub mod rdma {
 
         pub fn gid(&self) -> [u8; 16] {
             let mut g = [0; 16];
+            if self.index == 0 {
+                g[..2].copy_from_slice(&[0xfe, 0x80]);
+            } else {
+                g[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+            }
             g[15] = self.index as u8;
             g
+        }
+
+        pub fn is_routed_ipv6(&self) -> bool {
+            self.gid()[0] == 0x20
         }
     }
 

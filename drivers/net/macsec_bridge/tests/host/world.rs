@@ -1576,6 +1576,7 @@ impl World {
                         netdev: d,
                         table: RefCell::new(Vec::new()),
                         moved: Cell::new(None),
+                        strays: Cell::new(false),
                     }));
                     self.rdmas.push(r);
                     self.client_add(r);
@@ -1783,8 +1784,9 @@ impl World {
     }
 
     /// Whether some RoCE of port `d` may leave other than through `d`: a
-    /// GID of one of its RDMA devices is on another netdev, or the device
-    /// has moved to another.
+    /// GID of one of its RDMA devices is on another netdev, or is routed
+    /// IPv6 (every GID of the table is) of a device that may route it
+    /// elsewhere, or the device has moved to another.
     fn escapes(&self, d: &NetDevice) -> bool {
         self.rdmas
             .iter()
@@ -1792,6 +1794,7 @@ impl World {
             .any(|r| {
                 r.moved.get().is_some_and(|m| !core::ptr::eq(m, r.netdev))
                     || r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d))
+                    || (r.strays.get() && !r.table.borrow().is_empty())
             })
     }
 
@@ -2096,6 +2099,17 @@ impl World {
         self.settle();
     }
 
+    /// Whether the last RDMA device added routes IPv6 RoCE around its
+    /// GIDs' netdevs (RXE without the series' RXE patch). Read when its
+    /// GID tables are read next.
+    pub fn rdma_strays(&mut self, strays: bool) {
+        self.rdmas
+            .last()
+            .expect("an RDMA device")
+            .strays
+            .set(strays);
+    }
+
     /// PN exhaustion on TX SA `an` of SecY `s`, as `__macsec_pn_wrapped()`
     /// makes it: the SA's `active` cleared, nobody told, the driver's SA
     /// stopped. Then the module's periodic work runs, if it queued any.
@@ -2108,7 +2122,7 @@ impl World {
         self.settle();
     }
 
-    fn protected_secy(&mut self) -> usize {
+    pub fn protected_secy(&mut self) -> usize {
         self.step(&Step::NewSecy {
             lower: 0,
             offload: true,
