@@ -43,6 +43,25 @@ pub struct NetDev {
     pub sriov_num_vfs: Option<i64>,
     pub is_sriov_vf: bool,
     pub rdma_devices: Vec<String>,
+    /// What rtnetlink says the link is (`IFLA_INFO_KIND`: `veth`,
+    /// `macsec`, ...; empty for a link without one, a NIC's netdev);
+    /// `None` where it was not asked (the webhook reads sysfs alone).
+    pub kind: Option<String>,
+}
+
+/// `dra.net/type` as DRANet publishes it for a link of `kind` (see
+/// [`NetDev::kind`]): what its netlink library (vishvananda/netlink
+/// v1.3.1, `LinkDeserialize` and each link's `Type()`) calls it. That is
+/// the kind itself, `device` for none, `tuntap` for `tun`; `None` for the
+/// GRE and VTI kinds, which it names after the tunnel's local address
+/// (`gre` or `ip6gre` by whether it reads as IPv4), never read here.
+pub fn dranet_type(kind: &str) -> Option<&str> {
+    match kind {
+        "" => Some("device"),
+        "tun" => Some("tuntap"),
+        "gre" | "ip6gre" | "gretap" | "ip6gretap" | "vti" | "vti6" => None,
+        k => Some(k),
+    }
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`, at most 32 characters.
@@ -234,6 +253,9 @@ pub fn dranet_attributes_with(
     }
     if let Some(s) = &dev.state {
         m.insert(q("state"), string_attr(operstate(s)));
+    }
+    if let Some(t) = dev.kind.as_deref().and_then(dranet_type) {
+        m.insert(q("type"), string_attr(t));
     }
     m.insert(q("virtual"), bool_attr(dev.virtual_));
     m.insert(q("rdma"), bool_attr(!dev.rdma_devices.is_empty()));

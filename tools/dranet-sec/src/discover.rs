@@ -75,8 +75,9 @@ pub fn rdma_by_netdev(root: &Path) -> BTreeMap<String, Vec<String>> {
 }
 
 /// Netdev `ifname` of this namespace's `class/net`, without its RDMA
-/// devices (see [`rdma_by_netdev`]); `None` for loopback, an InfiniBand
-/// netdev, or a name that is not (or no longer) there.
+/// devices (see [`rdma_by_netdev`]); `None` for loopback (by its name or
+/// its type, `ARPHRD_LOOPBACK`), or a name that is not (or no longer)
+/// there.
 pub fn netdev(root: &Path, ifname: &str) -> Option<NetDev> {
     if ifname == "lo" || ifname.is_empty() || ifname.contains('/') {
         return None;
@@ -116,6 +117,8 @@ pub fn netdev(root: &Path, ifname: &str) -> Option<NetDev> {
         pci_address: pci,
         pcie_root,
         ifname: ifname.to_string(),
+        // sysfs does not say it: rtnetlink does (`rtnl::set_kinds`).
+        kind: None,
     })
 }
 

@@ -5,7 +5,9 @@ use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use dranet_sec::discover::ifindex;
 use dranet_sec::state::PortState;
-use dranet_sec::{attrs, audit, discover, docs, genl, place, rules, slice, taint, watch, webhook};
+use dranet_sec::{
+    attrs, audit, discover, docs, genl, place, rtnl, rules, slice, taint, watch, webhook,
+};
 use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -38,7 +40,8 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// The node's ResourceSlice(s): DRANet's attributes plus the MACsec
+    /// The node's ResourceSlice(s): the devices DRANet publishes (no
+    /// loopback, uplink or veth), DRANet's attributes plus the MACsec
     /// ones, and a taint on each unprotected RDMA port.
     Slice {
         #[command(flatten)]
@@ -55,6 +58,10 @@ enum Cmd {
         /// wire denies gets the taint, the verdict its value.
         #[arg(long, value_name = "FILE")]
         audit: Option<PathBuf>,
+        /// Publish veths too, for a DRANet whose `--filter` keeps them
+        /// (its default leaves them out, and so does this).
+        #[arg(long)]
+        include_veth: bool,
     },
     /// Binds an RDMA port to a SecY, possibly in another network namespace
     /// (a DPU's): the port then advertises what that SecY protects.
@@ -282,9 +289,14 @@ fn devices(
 fn run_slice(opts: slice::Options, output: Output, watch: bool, sysfs: &Path) -> Result<bool> {
     let mut opts = opts;
     let mut clock = taint::Clock::default();
+    // DRANet reads its uplinks once, when it starts: so does the watch.
+    let links = rtnl::links().context("the links (rtnetlink)")?;
+    opts.uplinks = rtnl::uplinks(&links, &rtnl::routes().context("the routes (rtnetlink)")?);
     if !watch {
         let ports = genl::Client::connect()?.dump()?;
-        let d = devices(&opts, &discover::netdevs(sysfs)?, &ports, &mut clock)?;
+        let mut netdevs = discover::netdevs(sysfs)?;
+        rtnl::set_kinds(&mut netdevs, &links);
+        let d = devices(&opts, &netdevs, &ports, &mut clock)?;
         emit(&slice::slices(&opts, d), output, false)?;
         return Ok(true);
     }
@@ -773,6 +785,7 @@ fn main() -> ExitCode {
             output,
             watch,
             audit,
+            include_veth,
         } => audit
             .map(|f| -> Result<_> {
                 let text = std::fs::read_to_string(&f).with_context(|| f.display().to_string())?;
@@ -788,6 +801,8 @@ fn main() -> ExitCode {
                     generation: 1,
                     effect: node.taint_effect,
                     wire: wire.unwrap_or_default(),
+                    uplinks: Default::default(),
+                    include_veth,
                 };
                 run_slice(opts, output, watch, &node.sysfs)
             }),

@@ -26,6 +26,27 @@ pub struct Options {
     pub effect: Effect,
     /// What the wire said of each port, by interface name (`audit`).
     pub wire: BTreeMap<String, Verdict>,
+    /// DRANet's uplinks and the links enslaved to them, by name
+    /// ([`crate::rtnl::uplinks`]): never published.
+    pub uplinks: BTreeSet<String>,
+    /// Publish veths too, as DRANet does with a `--filter` that keeps
+    /// them; its default leaves them out.
+    pub include_veth: bool,
+}
+
+/// Interface names DRANet never publishes (`ignoredInterfaceNames`).
+pub const IGNORED: [&str; 3] = ["cilium_net", "cilium_host", "docker0"];
+
+/// Whether DRANet publishes `dev`: not an ignored name, not an uplink nor
+/// enslaved to one, and not a veth unless `include_veth` (DRANet's
+/// default `--filter` is `!("dra.net/type" in attributes) ||
+/// attributes["dra.net/type"].StringValue != "veth"`). A netdev whose kind
+/// was not read is kept, as that filter keeps a device without a type.
+/// Loopback is never a device ([`crate::discover::netdev`]).
+pub fn published(opts: &Options, dev: &NetDev) -> bool {
+    !IGNORED.contains(&dev.ifname.as_str())
+        && !opts.uplinks.contains(&dev.ifname)
+        && (opts.include_veth || dev.kind.as_deref() != Some("veth"))
 }
 
 /// RFC 4648 base32, lower case, without padding.
@@ -117,9 +138,10 @@ pub fn device_name(dev: &NetDev) -> String {
     format!("net-{}", base32(dev.ifname.as_bytes()))
 }
 
-/// The devices of `devs`, with their DRANet and MACsec attributes; `ports`
-/// is the kernel's view (matched by interface name). Returns the devices
-/// and the warnings about what was left out.
+/// The devices of `devs` that DRANet publishes ([`published`]), with
+/// their DRANet and MACsec attributes; `ports` is the kernel's view
+/// (matched by interface name). Returns the devices and the warnings about
+/// what was left out for the API's sake.
 pub fn devices(
     opts: &Options,
     devs: &[NetDev],
@@ -138,7 +160,11 @@ pub fn devices(
     let mut warnings = Vec::new();
     let mut names = BTreeSet::new();
     let mut out = Vec::new();
-    let mut sorted: Vec<(String, &NetDev)> = devs.iter().map(|d| (device_name(d), d)).collect();
+    let mut sorted: Vec<(String, &NetDev)> = devs
+        .iter()
+        .filter(|d| published(opts, d))
+        .map(|d| (device_name(d), d))
+        .collect();
     sorted.sort_by(|(a, x), (b, y)| a.cmp(b).then(x.ifname.cmp(&y.ifname)));
     let ports = crate::state::by_ifname(ports);
     for (mut name, dev) in sorted {

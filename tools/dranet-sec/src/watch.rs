@@ -6,7 +6,8 @@
 //! A wake takes every change queued behind the first one, so a burst
 //! costs one new view, not one per message. The view is brought up to
 //! date with what the changes name: the netdevs a link message or a
-//! notification names are read again from sysfs, the ports are dumped
+//! notification names are read again from sysfs (a link message gives
+//! the netdev's kind itself), the ports are dumped
 //! again only after a notification, and everything is read again only
 //! after a socket overflowed (a message may be lost). A change to the
 //! RDMA devices of a netdev the kernel module tracks comes as a
@@ -16,14 +17,16 @@
 use crate::attrs::NetDev;
 use crate::discover::Cache;
 use crate::genl::{overflowed, Client, Read};
+use crate::rtnl::{self, LinkInfo};
 use crate::state::PortState;
 use anyhow::{anyhow, Context as _, Result};
-use neli::consts::rtnl::{Ifla, Rtm};
+use neli::consts::rtnl::{Ifla, RtAddrFamily, Rtm};
 use neli::consts::socket::NlFamily;
+use neli::nl::Nlmsghdr;
 use neli::rtnl::Ifinfomsg;
 use neli::socket::synchronous::NlSocketHandle;
 use neli::utils::Groups;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::mpsc;
 
@@ -33,10 +36,51 @@ const RTNLGRP_LINK: u32 = 1;
 /// What a link message says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Link {
-    /// Netdev `index` is new, renamed or changed, and now called `name`.
-    Changed { index: u32, name: String },
+    /// A netdev is new, renamed or changed, and now this (its name, its
+    /// kind).
+    Changed(LinkInfo),
     /// Netdev `index` left the namespace (deleted or moved).
     Gone(u32),
+}
+
+/// What one link message says: `None` for one that says nothing of a
+/// netdev's own (a bridge's `AF_BRIDGE` messages about its ports: an
+/// `RTM_DELLINK` of those is a port leaving the bridge, not the netdev
+/// going), an error for one that cannot be read.
+pub fn link_of(m: &Nlmsghdr<Rtm, Ifinfomsg>) -> Result<Option<Link>> {
+    let Some(ifi) = m.get_payload() else {
+        return Ok(None);
+    };
+    let Ok(index) = u32::try_from(*ifi.ifi_index()) else {
+        return Ok(None);
+    };
+    if *ifi.ifi_family() != RtAddrFamily::Unspecified {
+        return Ok(None);
+    }
+    match *m.nl_type() {
+        Rtm::Newlink => {
+            let attrs = ifi.rtattrs().get_attr_handle();
+            let name = attrs
+                .get_attr_payload_as_with_len::<String>(Ifla::Ifname)
+                .map_err(|e| anyhow!("RTM_NEWLINK {index}: {e}"))?;
+            let kind = match attrs.get_attribute(Ifla::Linkinfo) {
+                Some(a) => rtnl::info_kind(a.rta_payload().as_ref())?,
+                None => String::new(),
+            };
+            let master = attrs
+                .get_attr_payload_as::<u32>(Ifla::Master)
+                .ok()
+                .filter(|m| *m != 0);
+            Ok(Some(Link::Changed(LinkInfo {
+                index,
+                name,
+                kind,
+                master,
+            })))
+        }
+        Rtm::Dellink => Ok(Some(Link::Gone(index))),
+        _ => Ok(None),
+    }
 }
 
 /// A socket on rtnetlink's link group.
@@ -68,25 +112,9 @@ impl Links {
             let Ok(m) = m else {
                 return Ok(Read::Lost);
             };
-            let Some(ifi) = m.get_payload() else {
-                continue;
-            };
-            let Ok(index) = u32::try_from(*ifi.ifi_index()) else {
-                continue;
-            };
-            match *m.nl_type() {
-                Rtm::Newlink => {
-                    let name = ifi
-                        .rtattrs()
-                        .get_attr_handle()
-                        .get_attr_payload_as_with_len::<String>(Ifla::Ifname);
-                    match name {
-                        Ok(name) => out.push(Link::Changed { index, name }),
-                        Err(_) => return Ok(Read::Lost),
-                    }
-                }
-                Rtm::Dellink => out.push(Link::Gone(index)),
-                _ => {}
+            match link_of(&m) {
+                Ok(l) => out.extend(l),
+                Err(_) => return Ok(Read::Lost),
             }
         }
         Ok(Read::Messages(out))
@@ -133,7 +161,14 @@ pub struct Watch {
     client: Client,
     rx: mpsc::Receiver<Event>,
     cache: Cache,
+    /// The links, by ifindex: their names and kinds.
+    links: BTreeMap<u32, LinkInfo>,
     ports: Vec<PortState>,
+}
+
+/// The links of a dump, by ifindex.
+fn by_index(links: Vec<LinkInfo>) -> BTreeMap<u32, LinkInfo> {
+    links.into_iter().map(|l| (l.index, l)).collect()
 }
 
 impl Watch {
@@ -147,18 +182,22 @@ impl Watch {
         reader(tx.clone(), move || monitor.read(), Event::Ports);
         reader(tx, move || links.read(), Event::Links);
         let cache = Cache::new(sysfs)?;
+        let links = by_index(rtnl::links()?);
         let ports = client.dump()?;
         Ok(Watch {
             client,
             rx,
             cache,
+            links,
             ports,
         })
     }
 
-    /// The netdevs, by interface name, with their RDMA devices.
+    /// The netdevs, by interface name, with their RDMA devices and kinds.
     pub fn netdevs(&self) -> Vec<NetDev> {
-        self.cache.netdevs()
+        let mut devs = self.cache.netdevs();
+        rtnl::set_kinds(&mut devs, self.links.values());
+        devs
     }
 
     /// The ports, as the last dump gave them.
@@ -188,8 +227,14 @@ impl Watch {
                     w.links += ls.len();
                     for l in ls {
                         match l {
-                            Link::Changed { index, name } => self.cache.changed(index, &name),
-                            Link::Gone(index) => self.cache.gone(index),
+                            Link::Changed(l) => {
+                                self.cache.changed(l.index, &l.name);
+                                self.links.insert(l.index, l);
+                            }
+                            Link::Gone(index) => {
+                                self.cache.gone(index);
+                                self.links.remove(&index);
+                            }
                         }
                     }
                 }
@@ -199,6 +244,7 @@ impl Watch {
         }
         if rescan {
             self.cache.rescan()?;
+            self.links = by_index(rtnl::links()?);
         } else if dump {
             for n in &named {
                 self.cache.reread(n);
@@ -209,5 +255,74 @@ impl Watch {
             self.ports = self.client.dump()?;
         }
         Ok(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neli::FromBytes as _;
+    use std::io::Cursor;
+
+    const AF_BRIDGE: u8 = libc::AF_BRIDGE as u8;
+
+    /// A link message as the kernel multicasts it: type, family, index,
+    /// attributes.
+    fn msg(ty: u16, family: u8, index: i32, attrs: &[(u16, &[u8])]) -> Nlmsghdr<Rtm, Ifinfomsg> {
+        let mut ifi = [0u8; 16];
+        ifi[0] = family;
+        ifi[4..8].copy_from_slice(&index.to_ne_bytes());
+        let b = rtnl::message_with(ty, 0, &ifi, attrs);
+        Nlmsghdr::from_bytes(&mut Cursor::new(b)).unwrap()
+    }
+
+    #[test]
+    fn link_messages_give_the_netdev_its_kind_and_bridges_change_nothing() {
+        const RTM_NEWLINK: u16 = libc::RTM_NEWLINK;
+        const RTM_DELLINK: u16 = libc::RTM_DELLINK;
+        let name: &[u8] = b"v0\0";
+        // IFLA_LINKINFO holding IFLA_INFO_KIND "veth".
+        let info = [&8u16.to_ne_bytes()[..], &1u16.to_ne_bytes(), b"veth"].concat();
+        let master = 7u32.to_ne_bytes();
+        let attrs = [
+            (libc::IFLA_IFNAME, name),
+            (libc::IFLA_LINKINFO, &info[..]),
+            (libc::IFLA_MASTER, &master[..]),
+        ];
+        let attrs: Vec<(u16, &[u8])> = attrs.iter().map(|(t, v)| (*t, *v)).collect();
+        assert_eq!(
+            link_of(&msg(RTM_NEWLINK, 0, 3, &attrs)).unwrap(),
+            Some(Link::Changed(LinkInfo {
+                index: 3,
+                name: "v0".into(),
+                kind: "veth".into(),
+                master: Some(7),
+            }))
+        );
+        // A NIC: no kind.
+        let nic = link_of(&msg(RTM_NEWLINK, 0, 2, &[(libc::IFLA_IFNAME, b"eth0\0")])).unwrap();
+        let Some(Link::Changed(l)) = nic else {
+            panic!("{nic:?}")
+        };
+        assert_eq!(
+            (l.name.as_str(), l.kind.as_str(), l.master),
+            ("eth0", "", None)
+        );
+        assert_eq!(
+            link_of(&msg(RTM_DELLINK, 0, 3, &attrs)).unwrap(),
+            Some(Link::Gone(3))
+        );
+        // A bridge's word on its port: the port taken out of the bridge is
+        // not gone, and its kind is not what the message lacks.
+        assert_eq!(
+            link_of(&msg(RTM_DELLINK, AF_BRIDGE, 3, &attrs[..1])).unwrap(),
+            None
+        );
+        assert_eq!(
+            link_of(&msg(RTM_NEWLINK, AF_BRIDGE, 3, &attrs[..1])).unwrap(),
+            None
+        );
+        // A message without a name cannot be read.
+        assert!(link_of(&msg(RTM_NEWLINK, 0, 3, &[])).is_err());
     }
 }

@@ -163,11 +163,20 @@ fn lookup(node: &dyn Node, q: &DeviceQuery) -> Result<Option<(NetDev, Option<Por
 }
 
 /// DRANet's own attributes that this crate's model of them
-/// ([`attrs::dranet_attributes`]) leaves out: `encapsulation`, `alias`,
-/// `type`, `ipv4`, `ipv6`, `tcFilterNames`, `tcxProgramNames`, `ebpf`,
-/// `pciSubsystem`. Counted as present, so that the room left for this
-/// provider's is never overestimated.
-pub const DRANET_UNMODELLED: usize = 9;
+/// ([`attrs::dranet_attributes`]) leaves out, `type` where the netdev's
+/// kind was not read (the webhook reads sysfs alone). Counted as present,
+/// so that the room left for this provider's is never overestimated.
+pub const DRANET_UNMODELLED: [&str; 9] = [
+    "encapsulation",
+    "alias",
+    "type",
+    "ipv4",
+    "ipv6",
+    "tcFilterNames",
+    "tcxProgramNames",
+    "ebpf",
+    "pciSubsystem",
+];
 
 /// The most attributes DRANet publishes of a netdev of its own (about 25:
 /// every one it knows of, a cloud provider's aside, since this provider is
@@ -178,7 +187,12 @@ pub const DRANET_MOST: usize = 25;
 /// [`DRANET_MOST`] for a device that could not be read.
 pub fn dranet_own(dev: Option<&NetDev>) -> usize {
     dev.map_or(DRANET_MOST, |d| {
-        attrs::dranet_attributes("dra.net", d).len() + DRANET_UNMODELLED
+        let modelled = attrs::dranet_attributes("dra.net", d);
+        let unmodelled = DRANET_UNMODELLED
+            .iter()
+            .filter(|id| !modelled.contains_key(&format!("dra.net/{id}")))
+            .count();
+        modelled.len() + unmodelled
     })
 }
 

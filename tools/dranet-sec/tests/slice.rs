@@ -271,3 +271,80 @@ fn ingress_strict_needs_strict_validation_and_no_plaintext_path() {
         (Some(false), s("strict"))
     );
 }
+
+/// The devices DRANet publishes, no others: loopback (never discovered),
+/// its ignored names, its uplinks and what is enslaved to them, and veths
+/// (its default filter) are left out; `--include-veth` keeps veths.
+/// `dra.net/type` is DRANet's where its value is known.
+#[test]
+fn only_the_devices_dranet_publishes() {
+    let dev = |ifname: &str, kind: Option<&str>| NetDev {
+        ifname: ifname.into(),
+        virtual_: kind.is_some_and(|k| !k.is_empty()),
+        kind: kind.map(Into::into),
+        ..Default::default()
+    };
+    // RXE on a veth: an RDMA port DRANet does not publish by default.
+    let rxe_veth = NetDev {
+        rdma_devices: vec!["rxe0".into()],
+        ..dev("v0", Some("veth"))
+    };
+    let devs = vec![
+        NetDev {
+            kind: Some(String::new()),
+            ..nic(0)
+        },
+        rxe_veth,
+        dev("macsec0", Some("macsec")),
+        dev("tap0", Some("tun")),
+        dev("gre1", Some("gre")),
+        dev("unread", None),
+        dev("docker0", Some("bridge")),
+        dev("cilium_host", Some("veth")),
+        dev("cilium_net", Some("veth")),
+        // The uplink, a bond, and its slave.
+        dev("bond0", Some("bond")),
+        NetDev {
+            kind: Some(String::new()),
+            ..nic(1)
+        },
+    ];
+    let ports = vec![port(&devs[1], "none", "offload-off")];
+    let mut o = opts("n1");
+    o.uplinks = ["bond0", "ens11"].iter().map(|s| s.to_string()).collect();
+    let published = |o: &slice::Options| -> Vec<(String, Option<String>)> {
+        let (d, w) = slice::devices(o, &devs, &ports).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        d.iter()
+            .map(|d| {
+                let t = d.attributes.as_ref().unwrap().get("dra.net/type");
+                (d.name.clone(), t.and_then(|t| t.string.clone()))
+            })
+            .collect()
+    };
+    let s = |n: &str, t: Option<&str>| (n.to_string(), t.map(Into::into));
+    assert_eq!(
+        published(&o),
+        [
+            s("gre1", None),
+            s("macsec0", Some("macsec")),
+            s("pci-0000-10-00-0", Some("device")),
+            s("tap0", Some("tuntap")),
+            s("unread", None),
+        ]
+    );
+    o.include_veth = true;
+    let with_veth = published(&o);
+    assert!(with_veth.contains(&s("v0", Some("veth"))), "{with_veth:?}");
+    assert_eq!(with_veth.len(), 6, "{with_veth:?}");
+    // The veth port, once published, is what the kernel says of it.
+    let (d, _) = slice::devices(&o, &devs, &ports).unwrap();
+    let v0 = d.iter().find(|d| d.name == "v0").unwrap();
+    assert_eq!(
+        attr(v0, &format!("{DOMAIN}/macsecReason"))
+            .string
+            .as_deref(),
+        Some("offload-off")
+    );
+    assert!(v0.taints.is_some());
+}

@@ -265,6 +265,17 @@ fn attributes_fit_beside_dranets_own() {
     let modelled = dranet_sec::attrs::dranet_attributes("dra.net", &nic(0)).len();
     assert_eq!(webhook::dranet_own(Some(&nic(0))), modelled + 9);
     assert_eq!(webhook::dranet_own(None), 25);
+    // `type`, where the kind is known, is modelled: counted once either
+    // way.
+    let typed = NetDev {
+        kind: Some(String::new()),
+        ..nic(0)
+    };
+    assert_eq!(
+        dranet_sec::attrs::dranet_attributes("dra.net", &typed).len(),
+        modelled + 1
+    );
+    assert_eq!(webhook::dranet_own(Some(&typed)), modelled + 9);
     assert!(webhook::dranet_own(Some(&nic(0))) + a.len() <= 32);
 
     // Beside 28 of DRANet's own, four fit: the least needed go.

@@ -17,6 +17,8 @@ pub fn opts(node: &str) -> Options {
         generation: 1,
         effect: Default::default(),
         wire: Default::default(),
+        uplinks: Default::default(),
+        include_veth: false,
     }
 }
 
