@@ -8,7 +8,10 @@
 # end of a veth pair, bound to the DPU's offloaded SecY with an active TX
 # SA), so a feature write lost to a failed allocation shows as a bit left
 # set: after an unbind, permanently after an unload. Unload cannot fail;
-# each of its allocations is failed in turn too.
+# each of its allocations is failed in turn too. A monitor listener
+# follows bind and unbind: every try that changed the port reaches it as
+# a notification or as ENOBUFS (a notification the module could not
+# allocate), and some try must end with ENOBUFS.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -35,8 +38,10 @@ check "load" insmod_bridge "$MODULE_KO"
 check "DPU: an active TX SA on its offloaded SecY, settled by an update" \
 	bash -c "ip -n $DPU macsec add macsec0 tx sa 0 pn 1 on key 01 $MB_KEY &&
 		ip -n $DPU link set macsec0 type macsec encrypt on"
-check "bind, each allocation failed in turn: bound and set, or neither" sweep bind
-check "unbind, each allocation failed in turn: unbound and clear, or neither" sweep unbind
+check "bind, each allocation failed in turn: bound and set, or neither; the monitor told" \
+	sweep bind
+check "unbind, each allocation failed in turn: unbound and clear, or neither; the monitor told" \
+	sweep unbind
 check "unload, each allocation failed in turn: gone, the bit cleared" sweep unload
 unloaded_clean() { [ ! -d /sys/module/macsec_bridge ] && [ "$(hw_macsec h0)" = off ]; }
 check "after the last unload: no module, h0's bit clear" unloaded_clean

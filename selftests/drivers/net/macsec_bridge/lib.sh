@@ -442,6 +442,33 @@ py_in() {
 	fi
 }
 
+# gids_are PORT N: PORT's object lists N protected GIDs.
+gids_are() { [ "$(py "$lib_dir/mb_genl.py" gids "$1")" = "$2" ]; }
+
+# listed_on PORT RDMA NETDEV [GID]: PORT lists GIDs in a dump, each one
+# RDMA has on NETDEV with the value sysfs shows (none on another netdev),
+# and GID (as sysfs writes one) is not among them.
+listed_on() {
+	ynl --dump dev-get --output-json >"$ROW_DIR/gids.json" || return 1
+	py - "$ROW_DIR/gids.json" "$@" <<'PY'
+import json, sys
+dump, port, rdma, netdev = sys.argv[1:5]
+gid = sys.argv[5] if len(sys.argv) > 5 else None
+obj = [o for o in json.load(open(dump)) if o['ifname'] == port][0]
+listed = obj.get('protected-gid', [])
+d = f'/sys/class/infiniband/{rdma}/ports/1'
+def on(i):
+    try:
+        return open(f'{d}/gid_attrs/ndevs/{i}').read().strip()
+    except OSError:
+        return None
+bad = [g for g in listed if g['rdma-dev'] != rdma or on(g['index']) != netdev
+       or open(f"{d}/gids/{g['index']}").read().strip() != g['gid'] or g['gid'] == gid]
+print(f'# {port}: {[g["gid"] for g in listed]} listed; not on {netdev}, or {gid}: {bad}')
+sys.exit(0 if listed and not bad else 1)
+PY
+}
+
 # ynl ARGS...: the CLI in this namespace, through the server once it runs:
 # the same code with the same output and status.
 ynl() {

@@ -40,9 +40,13 @@ datagram at a time with a change made between two of them.
         same request for a port that does not exist, which the module
         refuses before allocating: the faults reached past the netlink
         cores into what the module does (its own allocations, and the
-        notifications its feature write makes the core send). Prints
-        "OP: N allocations failed in turn" or the first violation, and
-        exits 1 on one.
+        notifications its feature write makes the core send). A monitor
+        listener in PORT's namespace follows bind and unbind: every try
+        that changed the port must reach it as a notification for PORT or
+        as ENOBUFS on its next read (the module's word for a notification
+        it could not allocate), and at least one try must end with the
+        latter. Prints "OP: N allocations failed in turn" or the first
+        violation, and exits 1 on one.
     mb_genl.py rdma-faults NETDEV NAME
         counts the slab allocations of `rdma link add NAME type rxe netdev
         NETDEV`, then fails them one at a time from the last backwards,
@@ -378,6 +382,30 @@ def faults(op, netns, secy, port, ko=None):
             pass
         return None, hit
 
+    def heard(mon):
+        """What MON got since it was last read: (a notification for PORT,
+        ENOBUFS on a read)."""
+        seen = lost = False
+        while True:
+            try:
+                msgs = mon.messages(65536)
+            except BlockingIOError:
+                return seen, lost
+            except OSError as e:
+                if e.errno != errno.ENOBUFS:
+                    raise
+                lost = True
+                continue
+            for kind, _flags, body in msgs:
+                name = attrs(body[4:]).get(A_IFNAME, b'').rstrip(b'\0').decode()
+                seen |= kind == mon.family and name == port
+
+    mon, losses = None, 0
+    if op != 'unload':
+        mon = Genl()
+        mon.join('monitor')
+        mon.sock.setblocking(False)
+
     for n in range(1, 1000):
         if op == 'unload' and not os.path.exists('/sys/module/macsec_bridge'):
             subprocess.run(['insmod', ko], check=True)
@@ -401,6 +429,7 @@ def faults(op, netns, secy, port, ko=None):
                 print(f'{op}: fault {n}: module still there or {port} keeps its bit')
                 return 1
         else:
+            heard(mon)
             err, hit = attempt(g, cmd, payload[cmd], n)
             want = (err == 0) == (op == 'bind')
             got = state(g)
@@ -408,6 +437,12 @@ def faults(op, netns, secy, port, ko=None):
                 print(f'{op}: fault {n}: errno {err}, then bound {got[0]}, bit {got[1]}; '
                       f'want both {want}')
                 return 1
+            seen, lost = heard(mon)
+            if got[0] != bound_before and not (seen or lost):
+                print(f'{op}: fault {n}: errno {err}, the port changed, and the monitor '
+                      'got neither a notification for it nor ENOBUFS')
+                return 1
+            losses += lost
             g.sock.close()
         if not hit:
             break
@@ -444,8 +479,9 @@ def faults(op, netns, secy, port, ko=None):
                   f'{core}: no fault reached past the cores')
             return 1
         print(f'{op}: {n - 1} allocations failed in turn, {core} of them the cores\' '
-              '(a request for no port makes as many), then done with none failed')
-        return 0
+              '(a request for no port makes as many), then done with none failed; '
+              f'{losses} tries reached the monitor as ENOBUFS')
+        return 0 if losses else 1
     print(f'{op}: {n - 1} allocations failed in turn')
     return 0
 
@@ -832,17 +868,30 @@ def secy_faults(netns, lower, port, secy):
     def sweep(total):
         """The fault that leaves mbf0 untracked, (n, errno), with PORT
         bound to it; None if none from MARGIN above TOTAL to WINDOW below
-        does."""
+        does, after printing what each fault led to."""
+        seen = []
         for n in range(total + MARGIN, max(total - WINDOW, 0), -1):
             err, _ = add(n)
             ifindex = exists()
             if not ifindex:
+                seen.append((n, f'errno {err}, not created'))
                 continue
             bind(ifindex)
-            if verdict(g, port) == 'none/unknown':
+            v = verdict(g, port)
+            if v == 'none/unknown':
                 return n, err
+            seen.append((n, f'errno {err}, {v}'))
             unbind()
             delete()
+        # Runs of faults that led to the same outcome, for whoever reads a
+        # failure.
+        runs = []
+        for n, what in seen:
+            if runs and runs[-1][2] == what:
+                runs[-1][1] = n
+            else:
+                runs.append([n, n, what])
+        print('; '.join(f'{a}..{b}: {w}' if a != b else f'{a}: {w}' for a, b, w in runs))
         return None
 
     for p in range(1, PASSES + 1):

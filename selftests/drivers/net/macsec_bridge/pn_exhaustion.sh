@@ -54,12 +54,10 @@ wrap() {
 	echo $(((t1 - t0) / 1000)) >"$ROW_DIR/delay.$1"
 	return $rc
 }
-# gids_are N: mtn0 lists N protected GIDs in a dump.
-gids_are() { [ "$(py "$lib_dir/mb_genl.py" gids mtn0)" = "$1" ]; }
 # wrap_gids NAME: as wrap, until mtn0 lists no GID.
 wrap_gids() {
 	local t0=${EPOCHREALTIME/./} t1
-	ip link set mtn0 alias pn-wrap && send_frame mtn0 && wait_for 300 gids_are 0
+	ip link set mtn0 alias pn-wrap && send_frame mtn0 && wait_for 300 gids_are mtn0 0
 	local rc=$?
 	t1=${EPOCHREALTIME/./}
 	echo $(((t1 - t0) / 1000)) >"$ROW_DIR/delay.$1"
@@ -103,10 +101,10 @@ row "SA 2 the encoding SA, RXE moved to the model NIC: mtn0 upper, partial, no G
 	 ip link set macsec0 type macsec encodingsa 2 &&
 	 rdma link del mb_rxe0 &&
 	 sysctl -qw net.ipv6.conf.macsec0.addr_gen_mode=1 && ip -6 addr flush dev macsec0 &&
-	 rdma link add mb_rxe1 type rxe netdev mtn0 && wait_for 40 gids_are 0"
+	 rdma link add mb_rxe1 type rxe netdev mtn0 && wait_for 40 gids_are mtn0 0"
 row "an IPv4 address on macsec0: mtn0 lists its GID, once the RDMA core has it" \
 	mtn0 on none partial seq=none/partial -- \
-	"ip addr add 192.0.2.1/24 dev macsec0 && wait_for 40 gids_are 1"
+	"ip addr add 192.0.2.1/24 dev macsec0 && wait_for 40 gids_are mtn0 1"
 row "SA 2's PN wraps: the GID withdrawn within the re-read interval, no port claiming" \
 	mtn0 on none no-active-tx-sa seq=none/no-active-tx-sa -- \
 	"wrap_gids 2"

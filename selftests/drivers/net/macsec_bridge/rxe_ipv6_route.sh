@@ -66,29 +66,6 @@ gid_of() {
 	done
 	return 1
 }
-gids_are() { [ "$(py "$lib_dir/mb_genl.py" gids "$1")" = "$2" ]; }
-
-# listed_not PORT RDMA NETDEV GID: PORT lists GIDs, each one RDMA has on
-# NETDEV as sysfs shows it, and GID is not among them.
-listed_not() {
-	ynl --dump dev-get --output-json >"$ROW_DIR/gids.json" || return 1
-	py - "$ROW_DIR/gids.json" "$@" <<'PY'
-import json, sys
-dump, port, rdma, netdev, gid = sys.argv[1:]
-obj = [o for o in json.load(open(dump)) if o['ifname'] == port][0]
-listed = obj.get('protected-gid', [])
-d = f'/sys/class/infiniband/{rdma}/ports/1'
-def on(i):
-    try:
-        return open(f'{d}/gid_attrs/ndevs/{i}').read().strip()
-    except OSError:
-        return None
-bad = [g for g in listed if g['rdma-dev'] != rdma or on(g['index']) != netdev
-       or open(f"{d}/gids/{g['index']}").read().strip() != g['gid'] or g['gid'] == gid]
-print(f'# {port}: {[g["gid"] for g in listed]} listed; wrong or {gid}: {bad}')
-sys.exit(0 if listed and not bad else 1)
-PY
-}
 
 # capture DEV SECONDS OUT: counts the RoCE v2 frames over IPv6 (UDP
 # destination port 4791) leaving DEV for SECONDS, into OUT; OUT.ready
@@ -171,7 +148,7 @@ else
 		macsec0 off none partial seq=none/partial -- \
 		"ip addr add $SRC/64 dev macsec0 nodad &&
 		 wait_for 100 gid_of mb_rxe0 macsec0 $SRC_GID &&
-		 wait_for 100 listed_not macsec0 mb_rxe0 macsec0 $SRC_GID"
+		 wait_for 100 listed_on macsec0 mb_rxe0 macsec0 $SRC_GID"
 	route_row=("macsec0" off none partial seq=)
 fi
 row "RoCE to a peer on macsec0's prefix: it crosses the SecY, nothing announced" \
