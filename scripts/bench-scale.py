@@ -330,8 +330,12 @@ def watch_flips(binary, p, reps):
     ms from the RTM_NEWLINK's ack to the line that shows the port's new
     reason, and CPU seconds per new set of slices."""
     port, secy = f'mbv{p // 2}', f'mbs{p // 2}'
-    proc = subprocess.Popen([binary, 'slice', '--node', 'bench', '--output', 'json', '--watch'],
-                            stdout=subprocess.PIPE, text=True)
+    # The ports are veths, which `slice` leaves out as DRANet does unless
+    # told otherwise; a binary from before that has no such option.
+    usage = subprocess.run([binary, 'slice', '--help'], capture_output=True, text=True)
+    veth = ['--include-veth'] if '--include-veth' in usage.stdout + usage.stderr else []
+    proc = subprocess.Popen([binary, 'slice', '--node', 'bench', '--output', 'json', '--watch']
+                            + veth, stdout=subprocess.PIPE, text=True)
     lines = Lines(proc)
 
     def until(pred):
