@@ -181,11 +181,11 @@ impl GidAttr {
 
     /// Whether RoCE on the entry is routed IPv6: a RoCE v2 GID whose
     /// address is neither IPv4-mapped (`rdma_gid_attr_network_type()`) nor
-    /// link-local (`fe80::/10`: address selection, and so RDMA CM, pairs
-    /// it with link-local destinations only, whose route lookup is bound
-    /// to the GID's netdev; a program that builds its own address handle
-    /// from such a GID to a routed destination is outside the claim, as
-    /// the documentation says).
+    /// link-local (`fe80::/10`, the default GID's). RoCE from a link-local
+    /// GID to a routed destination is routed as loosely, and RDMA CM sends
+    /// it when a program binds a link-local address; counting those GIDs
+    /// is a limit of the claim on kernels without the RXE patch, which the
+    /// documentation states.
     pub(crate) fn is_routed_ipv6(&self) -> bool {
         let g = self.gid();
         let v4_mapped = g[..10] == [0; 10] && g[10..12] == [0xff; 2];
