@@ -45,6 +45,11 @@ compat_bindgen_args = --rust-target 1.85 --use-core --with-derive-default \
 compat_bindgen_cflags_final = $(filter-out $(CC_FLAGS_LTO), $(compat_bindgen_cflags)) \
 	-fno-builtin -D__BINDGEN__ -DMODULE
 
+# Types the kernel's bindings define in full that a header of ours
+# names only through a pointer (`struct phy_device *` in net/macsec.h): bound here,
+# the forward declaration would be an opaque type that hides the kernel's.
+compat_bindgen_kernel_types = --blocklist-type phy_device
+
 # What the series' headers declare and the kernel's bindings lack; the
 # types it uses, and bindgen's own helper types, are the kernel's
 # (compat_bindgen.sh says how).
@@ -54,6 +59,6 @@ quiet_cmd_compat_bindgen = BINDGEN $@
 	bash $(compat_src)/compat_bindgen.sh $@ $< $(compat_src)/compat/kernel_headers.h \
 		$(compat_bindgen_args) \
 		--blocklist-type __BindgenBitfieldUnit --blocklist-type __IncompleteArrayField \
-		--blocklist-type __BindgenUnionField -- $(c_flags) -- \
+		--blocklist-type __BindgenUnionField $(compat_bindgen_kernel_types) -- $(c_flags) -- \
 		$(compat_bindgen_cflags_final); \
 	sed -Ei 's/pub const RUST_CONST_HELPER_([a-zA-Z0-9_]*)/pub const \1/g' $@

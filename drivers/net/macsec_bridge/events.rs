@@ -166,7 +166,7 @@ impl Bridge {
                 let Knowledge::Known(k) = s.known else {
                     continue;
                 };
-                let now = reach(k, dev);
+                let now = reach(rtnl, k, dev);
                 if now == k {
                     continue;
                 }
@@ -392,12 +392,12 @@ impl Observer for Bridge {
         if op == Op::Other {
             return;
         }
-        let next = Knowledge::Known(lockstep::in_flight(snapshot(ctx), op));
+        let next = Knowledge::Known(lockstep::in_flight(snapshot(rtnl, ctx), op));
         let secy = ctx.secy().netdev();
         let lower = key(ctx.lower());
         // `macsec.c` changed `validate_frames` already (an update): until
         // the operation succeeds, the weaker of before and now holds.
-        let now = Ingress::of(rtnl, ctx.secy(), ctx.lower());
+        let now = Ingress::of(rtnl, ctx.secy(), ctx.offload(), ctx.lower());
         let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
         self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _, _| {
             if let Some(s) = st.secys.get_mut(&key(secy)) {
@@ -411,9 +411,12 @@ impl Observer for Bridge {
 
     fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
         if op == Mdo::UpdOffload {
-            // A change of the offload mode: the SecY operation it made was
-            // announced on its own, and this context holds the mode that
-            // operation ran in, not the one now in force.
+            // A change of the offload mode: the SecY operations it made
+            // (on a switch between MAC and PHY, the old offloader's
+            // `mdo_del_secy`, then the new one's `mdo_add_secy`) were
+            // announced on their own, and this context holds the mode of
+            // the one on the new offloader (the old one's, for a change to
+            // none), whether or not the change took.
             return;
         }
         // Also for statistics requests (`ip macsec show`): every operation
@@ -424,7 +427,7 @@ impl Observer for Bridge {
         // driver's state is unsettled either way.
         let lop = op_of(op, ctx);
         let ok = ret.is_ok();
-        let seen = snapshot(ctx);
+        let seen = snapshot(rtnl, ctx);
         let secy = ctx.secy();
         let dev = secy.netdev();
         let lower = key(ctx.lower());
@@ -450,7 +453,7 @@ impl Observer for Bridge {
                 return;
             };
             let id = Some((secy.sci(), secy.cipher()));
-            let ingress = Ingress::of(rtnl, secy, ctx.lower());
+            let ingress = Ingress::of(rtnl, secy, ctx.offload(), ctx.lower());
             let known = lockstep::learn(s.known, seen, lop, ok);
             let same = s.known == known && s.id == id && s.ingress == Some(ingress);
             if lop == Op::Other && (!ok || (same && s.view.is_some())) {

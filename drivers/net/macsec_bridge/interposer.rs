@@ -20,7 +20,8 @@
 //! another driver's table, and no operation can come back to itself.
 //!
 //! Only MAC offload (`ctx->netdev`) is interposed; PHY offload tables live on
-//! the `phy_device`.
+//! the `phy_device`, and a module that carries this file vouches for no
+//! SecY a PHY could take (`secy.rs`).
 //!
 //! What no code outside `macsec.c` can fix: the MACsec core reads
 //! `real_dev->macsec_ops` with plain loads, without RTNL, on the RX and TX
@@ -194,8 +195,9 @@ impl<T: Observer> Interposed<T> {
             (slot(unsafe { &*this.orig }), this.observer.clone())
         };
         // SAFETY: `ctx` is the valid MAC-offload context the core passed to
-        // `op`, under RTNL, for this call.
-        let c = unsafe { Context::from_raw(ctx, op) };
+        // `op`, under RTNL, for this call; for MAC offload the SecY's real
+        // device is `ctx->netdev` (`__macsec_get_ops()`).
+        let c = unsafe { Context::from_raw(ctx, op, lower) };
         if T::HAS_BEFORE {
             observer.before(rtnl, op, &c);
         }

@@ -80,10 +80,13 @@ pub enum Reason {
     OffloadOff,
     /// The SecY is offloaded, but `macsec.c` can no longer reach its
     /// offloading driver: the real device lost `NETIF_F_HW_MACSEC` (or its
-    /// `macsec_ops`). Every operation on it now fails before the driver,
-    /// and the driver may have dropped what it held: once the device can be
-    /// reached again, the SecY is [`Reason::Unsettled`] until an operation
-    /// settles it.
+    /// `macsec_ops`), or, for PHY offload, its PHY. Every operation on it
+    /// now fails before the driver, and the driver may have dropped what it
+    /// held: once the device can be reached again, the SecY is
+    /// [`Reason::Unsettled`] until an operation settles it. Also where the
+    /// module cannot follow the offloader: on a kernel without the MACsec
+    /// core's offload notifier, for a SecY offloaded to a MAC whose PHY
+    /// could take it unseen.
     OffloadUnreachable,
     /// The SecY, as `macsec.c` holds it, would be offload-protected, but
     /// what the driver holds is not known: an operation that may take its

@@ -119,11 +119,22 @@ pub(crate) struct Ingress {
 }
 
 impl Ingress {
-    /// The SecY `secy` over real device `real`, as an operation shows it.
-    pub(crate) fn of(rtnl: &Rtnl, secy: &macsec::SecY, real: &NetDevice) -> Ingress {
+    /// The SecY `secy` offloaded as `offload` over real device `real`, as
+    /// an operation shows it: the MACsec core reads `rx_uses_md_dst` from
+    /// the table of the offloader, `real`'s own or its PHY's.
+    pub(crate) fn of(
+        rtnl: &Rtnl,
+        secy: &macsec::SecY,
+        offload: macsec::Offload,
+        real: &NetDevice,
+    ) -> Ingress {
+        let marks = match offload {
+            macsec::Offload::Phy => real.phy_macsec_rx_uses_md_dst(rtnl),
+            _ => real.macsec_rx_uses_md_dst(rtnl),
+        };
         Ingress {
             validate: secy.validate_frames(),
-            plaintext: !real.macsec_rx_uses_md_dst(rtnl),
+            plaintext: !marks,
         }
     }
 

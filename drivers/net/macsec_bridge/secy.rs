@@ -79,24 +79,35 @@ fn links(offload: Offload, secy_up: bool, lower_up: bool) -> SecyState {
     }
 }
 
+/// Whether the module sees the operations of PHY offload. The MACsec
+/// core's offload notifier announces them; the interposer of a kernel
+/// without it replaces only a device's own `macsec_ops`, not its PHY's.
+const FOLLOWS_PHY: bool = cfg!(not(MACSEC_BRIDGE_COMPAT));
+
 /// Whether `macsec.c` can reach the operations of a SecY offloaded as
 /// `offload` to real device `real`, as `macsec_check_offload()` decides
 /// before every operation: for MAC offload, `real` has `macsec_ops` and
-/// `NETIF_F_HW_MACSEC`. PHY offload is not followed: no operation of it
-/// reaches the module, which never knows a SecY as offloaded there, and
-/// claims nothing of one.
-fn reaches(offload: Offload, real: &NetDevice) -> bool {
+/// `NETIF_F_HW_MACSEC`; for PHY offload, `real`'s PHY has `macsec_ops`.
+///
+/// Where PHY offload is not followed (see [`FOLLOWS_PHY`]), no SecY is
+/// known as offloaded to a PHY, and a SecY known as offloaded to the MAC
+/// of a device whose PHY can offload too is not vouched for either: a
+/// switch to PHY offload (`ip link set macsec0 type macsec offload phy`)
+/// would leave the module's view at MAC offload while the PHY gets every
+/// later operation unseen.
+fn reaches(rtnl: &Rtnl, offload: Offload, real: &NetDevice) -> bool {
     match offload {
         Offload::Off => true,
+        Offload::Mac if !FOLLOWS_PHY && real.has_phy_macsec_ops(rtnl) => false,
         Offload::Mac => real.has_macsec_ops() && real.features().contains(Features::HW_MACSEC),
-        Offload::Phy => false,
+        Offload::Phy => FOLLOWS_PHY && real.has_phy_macsec_ops(rtnl),
     }
 }
 
 /// What is known of SecY `k` over real device `real`, once whether
 /// `macsec.c` reaches its driver was read again.
-pub(crate) fn reach(k: SecyState, real: &NetDevice) -> SecyState {
-    lockstep::reach(k, reaches(k.offload, real))
+pub(crate) fn reach(rtnl: &Rtnl, k: SecyState, real: &NetDevice) -> SecyState {
+    lockstep::reach(k, reaches(rtnl, k.offload, real))
 }
 
 /// Whether real device `dev` carries: up, with its carrier.
@@ -104,15 +115,22 @@ pub(crate) fn lower_up(dev: &NetDevice) -> bool {
     dev.is_up() && dev.carrier_ok()
 }
 
-/// The SecY as an offload operation sees it at this instant.
-pub(crate) fn snapshot(ctx: &Context<'_>) -> SecyState {
+/// The SecY as an offload operation sees it at this instant. `macsec.c`
+/// reached the driver to call it, but whether the module may vouch for
+/// what the driver holds is [`reaches`]'s to say (a MAC offload the
+/// interposer sees on a device whose PHY could take the SecY unseen).
+pub(crate) fn snapshot(rtnl: &Rtnl, ctx: &Context<'_>) -> SecyState {
     let secy = ctx.secy();
     let offload = match ctx.offload() {
         macsec::Offload::Off => Offload::Off,
         macsec::Offload::Phy => Offload::Phy,
         macsec::Offload::Mac => Offload::Mac,
     };
-    let seen = links(offload, secy.netdev().is_up(), lower_up(ctx.lower()));
+    let real = ctx.lower();
+    let seen = SecyState {
+        reachable: reaches(rtnl, offload, real),
+        ..links(offload, secy.netdev().is_up(), lower_up(real))
+    };
     with_flags(seen, secy)
 }
 
@@ -193,7 +211,7 @@ fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
     // A real device whose features changed with no event (a driver that
     // writes them directly).
     if let Some(real) = &s.lower {
-        now = reach(now, real);
+        now = reach(rtnl, now, real);
     }
     if now == k {
         return;

@@ -540,6 +540,90 @@ fn pn_exhaustion_withdraws_listed_gids() {
     }
 }
 
+/// A PHY that offloads MACsec appears under a SecY offloaded to its
+/// device's MAC. Where the module sees PHY offload's operations (the
+/// notifier), the claim stands. Built with the interposer, which replaces
+/// only a device's own `macsec_ops`, it would not see a switch of the
+/// SecY to that PHY: the periodic re-read retracts the claim (reason
+/// `offload-unreachable`), in one notification; and a SecY offloaded to
+/// that MAC afterwards is never claimed, whatever operations it sees.
+#[test]
+fn a_phy_that_could_take_the_secy_unseen_is_not_vouched_for() {
+    let _g = serial();
+    // The port first, so that every notification of the SecY's setup is
+    // seen (a claim the re-read would retract a moment later included).
+    let mut w = World::new();
+    w.phy_appears(0);
+    w.step(&Step::NewSecy {
+        lower: 0,
+        offload: true,
+        encrypt: true,
+        protect: true,
+        encoding_sa: 0,
+        fail: false,
+    });
+    // The world's first SecY.
+    let s = 0;
+    w.step(&Step::RdmaAdd {
+        on: Target::Secy(s),
+    });
+    w.step(&Step::Open { s, fail: false });
+    w.step(&Step::AddTxsa {
+        s,
+        an: 0,
+        active: true,
+        fail: false,
+    });
+    let claims: Vec<_> = notes(&w)
+        .into_iter()
+        .map(|n| (n.protection, n.reason))
+        .collect();
+    if cfg!(MACSEC_BRIDGE_COMPAT) {
+        // Unreachable since the SecY came up: the TX SA changes nothing.
+        assert_eq!(claims, [], "{:#?}", w.last_log);
+        assert_eq!(
+            w.verdict_of(w.secy(s)),
+            (Protection::None, Some(Reason::OffloadUnreachable))
+        );
+    } else {
+        assert_eq!(
+            claims,
+            [(Protection::OffloadMac, None)],
+            "{:#?}",
+            w.last_log
+        );
+    }
+    w.unload();
+    w.check_unloaded();
+
+    let mut w = World::new();
+    let s = w.protected_secy_port();
+    let port = w.secy(s);
+    assert_eq!(w.verdict_of(port), (Protection::OffloadMac, None));
+    w.phy_appears(0);
+    let got: Vec<_> = notes(&w)
+        .into_iter()
+        .map(|n| (n.dev, n.protection, n.reason))
+        .collect();
+    if cfg!(MACSEC_BRIDGE_COMPAT) {
+        assert_eq!(
+            got,
+            [(
+                port.as_raw() as usize,
+                Protection::None,
+                Some(Reason::OffloadUnreachable)
+            )],
+            "{:#?}",
+            w.last_log
+        );
+    } else {
+        assert_eq!(got, [], "{:#?}", w.last_log);
+        assert_eq!(w.verdict_of(port), (Protection::OffloadMac, None));
+    }
+    w.unload();
+    w.check_unloaded();
+}
+
 /// The SecY's real device loses `NETIF_F_HW_MACSEC` (`ethtool -K`, or
 /// mlx5e's `fix_features` in switchdev mode) under an offloaded SecY:
 /// `macsec.c` can no longer reach the driver, which may drop its rules.

@@ -32,8 +32,8 @@ A row passes when all three views agree with the expectation:
   changes nothing leaves every field as it was; and the SecY fields and
   `rdma-dev` are what the kernel says elsewhere (`ip -d link` for the SecY
   the object names, `rdma link` for the port), and an offload verdict
-  stands on a SecY that is up, offloaded to the MAC, protecting and
-  encrypting.
+  stands on a SecY that is up, offloaded where it claims (MAC or PHY),
+  protecting and encrypting.
 
 Generations are one clock shared by all ports, so finally: every
 generation handed out while the monitor listened was notified exactly once
@@ -126,13 +126,14 @@ def against_oracle(oracle, o):
             # alone does): macsec.c may hand each SecY plaintext.
             if o.get('rx-plaintext', 1) != 1:
                 wrong.append(f"rx-plaintext {o['rx-plaintext']} on a driver without metadata dst")
-            if o['protection'] == 'offload-mac':
-                if info.get('offload') != 'mac':
-                    wrong.append(f"offload-mac on a SecY with offload {info.get('offload')}")
+            if o['protection'] in ('offload-mac', 'offload-phy'):
+                claim = o['protection']
+                if info.get('offload') != claim[len('offload-'):]:
+                    wrong.append(f"{claim} on a SecY with offload {info.get('offload')}")
                 if not info.get('protect') or not info.get('encrypt'):
-                    wrong.append('offload-mac on a SecY that does not protect and encrypt')
+                    wrong.append(f'{claim} on a SecY that does not protect and encrypt')
                 if 'UP' not in link.get('flags', []):
-                    wrong.append('offload-mac on a SecY that is down')
+                    wrong.append(f'{claim} on a SecY that is down')
             verdicts.append(wrong)
         if not verdicts:
             errors.append(f"no MACsec link with secy-ifindex {o['secy-ifindex']}"

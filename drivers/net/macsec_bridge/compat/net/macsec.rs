@@ -30,14 +30,15 @@
 //! ctx.sa.__bindgen_anon_1.tx_sa = &mut sa;
 //!
 //! let _rtnl = Rtnl::lock();
+//! let real = core::ptr::null();
 //! // SAFETY: `ctx` is a MAC-offload context valid for this scope, in which
-//! // RTNL is held; nothing reads its (NULL) SecY or device.
-//! let add = unsafe { Context::from_raw(&ctx, Mdo::AddTxsa) };
+//! // RTNL is held; nothing reads its (NULL) SecY or real device.
+//! let add = unsafe { Context::from_raw(&ctx, Mdo::AddTxsa, real) };
 //! assert_eq!((add.op(), add.offload(), add.assoc_num(), add.tx_sa_active()),
 //!            (Mdo::AddTxsa, Offload::Mac, 2, true));
 //! // An RX SA operation has no TX SA in the context's union.
 //! // SAFETY: as above.
-//! let rx = unsafe { Context::from_raw(&ctx, Mdo::AddRxsa) };
+//! let rx = unsafe { Context::from_raw(&ctx, Mdo::AddRxsa, real) };
 //! assert!(!rx.tx_sa_active());
 //! ```
 
@@ -314,29 +315,39 @@ impl SecYRef {
 /// # Invariants
 ///
 /// `ctx` points to a context valid for `'a`, RTNL is held for `'a`, the
-/// offload is [`Offload::Mac`], and `op` is the operation it was passed to.
-/// The context is only read through the pointer, one field at a time: the
-/// driver gets a mutable pointer to it while a `Context` exists.
+/// offload is [`Offload::Mac`] or [`Offload::Phy`], `op` is the operation
+/// it was passed to, and `real` is the SecY's real device. The context is
+/// only read through the pointer, one field at a time: the driver gets a
+/// mutable pointer to it while a `Context` exists.
 pub struct Context<'a> {
     ctx: *const crate::compat::bindings::macsec_context,
     op: Mdo,
+    real: *const crate::compat::bindings::net_device,
     _p: PhantomData<&'a crate::compat::bindings::macsec_context>,
 }
 
 impl<'a> Context<'a> {
-    /// The context `ctx` of operation `op`.
+    /// The context `ctx` of operation `op`, for a SecY whose real device is
+    /// `real`.
     ///
     /// # Safety
     ///
     /// `ctx` is valid for `'a` and RTNL is held for `'a`; its offload is
-    /// MAC offload (so the device union holds a netdev); it is the argument
-    /// the MACsec core passes to `op` (for [`Mdo::UpdOffload`], to the SecY
-    /// operation the change makes).
-    pub unsafe fn from_raw(ctx: *const crate::compat::bindings::macsec_context, op: Mdo) -> Self {
+    /// MAC or PHY offload; it is the argument the MACsec core passes to
+    /// `op` (for [`Mdo::UpdOffload`], to the SecY operation the change
+    /// makes). `real` is the real device of `ctx`'s SecY: for MAC offload
+    /// `ctx->netdev`, for PHY offload the device whose `phydev` is
+    /// `ctx->phydev`.
+    pub unsafe fn from_raw(
+        ctx: *const crate::compat::bindings::macsec_context,
+        op: Mdo,
+        real: *const crate::compat::bindings::net_device,
+    ) -> Self {
         // INVARIANT: the caller's guarantees.
         Context {
             ctx,
             op,
+            real,
             _p: PhantomData,
         }
     }
@@ -346,14 +357,15 @@ impl<'a> Context<'a> {
         self.op
     }
 
-    /// The SecY's lower device (`ctx->netdev`): the device whose
-    /// `macsec_ops` the MACsec core called. For a SecY on a VLAN that is the
-    /// VLAN, whose table forwards to its real device's.
+    /// The SecY's real device: for MAC offload the device whose
+    /// `macsec_ops` the MACsec core called (`ctx->netdev`; for a SecY on a
+    /// VLAN that is the VLAN, whose table forwards to its real device's),
+    /// for PHY offload the device whose PHY's `macsec_ops` it called.
     pub fn lower(&self) -> &'a NetDevice {
-        // SAFETY: the context is valid for `'a`, and for MAC offload the
-        // union holds the lower netdev (type invariant), which the SecY's
-        // reference to its real device keeps alive while RTNL is held.
-        unsafe { NetDevice::from_raw((*self.ctx).__bindgen_anon_1.netdev) }
+        // SAFETY: `real` is the SecY's real device (type invariant), which
+        // the SecY holds a reference to for as long as it exists, and the
+        // SecY outlives the operation, while RTNL is held for `'a`.
+        unsafe { NetDevice::from_raw(self.real.cast_mut()) }
     }
 
     /// The offload mode the operation is for.
@@ -420,6 +432,38 @@ impl NetDevice {
         // read once, as `READ_ONCE()` would, whatever the caller holds.
         let ops = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).macsec_ops) };
         !ops.is_null()
+    }
+
+    /// The `macsec_ops` of the device's PHY, NULL if it has no PHY or the PHY none: what the
+    /// MACsec core reads for PHY offload (`macsec_check_offload()`, `__macsec_get_ops()`).
+    fn phy_macsec_ops(&self, _rtnl: &Rtnl) -> *const crate::compat::bindings::macsec_ops {
+        // SAFETY: the device is valid. Its PHY is attached and detached (`phy_attach_direct()`,
+        // `phy_detach()`) by its driver's open and stop, or by phylink for a module, under RTNL,
+        // held here (`_rtnl`), or before the device is registered and after it is unregistered;
+        // the MACsec core reads the pointer under RTNL too. Read once, as `READ_ONCE()` would.
+        let phy = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).phydev) };
+        if phy.is_null() || !self.is_registered() {
+            return core::ptr::null();
+        }
+        // SAFETY: the PHY is attached to the device, so alive, while RTNL is held (above). Its
+        // driver sets `macsec_ops` as it probes or configures the PHY (mscc: `config_init`, from
+        // `phy_attach_direct()`), before the PHY is attached or under the same lock.
+        unsafe { core::ptr::read_volatile(&raw const (*phy).macsec_ops) }.cast()
+    }
+
+    /// Whether MACsec may be offloaded to the device's PHY: it has a PHY with `macsec_ops`, as
+    /// the MACsec core requires for PHY offload (`macsec_check_offload()`).
+    pub fn has_phy_macsec_ops(&self, rtnl: &Rtnl) -> bool {
+        !self.phy_macsec_ops(rtnl).is_null()
+    }
+
+    /// [`NetDevice::macsec_rx_uses_md_dst`], for the `macsec_ops` of the device's PHY, which the
+    /// MACsec core reads in place of the device's own for a SecY offloaded to the PHY.
+    pub fn phy_macsec_rx_uses_md_dst(&self, rtnl: &Rtnl) -> bool {
+        let ops = self.phy_macsec_ops(rtnl);
+        // SAFETY: the table is the PHY driver's, which outlives the PHY's attachment to the
+        // device, and so this read under RTNL (see `phy_macsec_ops`).
+        !ops.is_null() && unsafe { (*ops).rx_uses_md_dst }
     }
 
     /// Whether the device's MACsec offload marks each frame it decrypted with a metadata dst

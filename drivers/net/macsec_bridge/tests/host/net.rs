@@ -119,6 +119,8 @@ pub mod device {
         /// Its `macsec_ops` has `mdo_dev_open`, `mdo_dev_stop` and the
         /// statistics operations (netdevsim and mlx5e have none of them).
         pub macsec_dev_ops: bool,
+        /// Its PHY offers MACsec offload: `dev->phydev->macsec_ops` is set.
+        pub phy_macsec_ops: Cell<bool>,
         /// Ops-locked (netdevsim, mlx5e): writing its features needs its
         /// instance lock.
         pub ops_locked: bool,
@@ -245,6 +247,15 @@ pub mod device {
         /// The model's drivers mark nothing they decrypted: the MACsec
         /// core may deliver plaintext to their SecYs.
         pub fn macsec_rx_uses_md_dst(&self, _rtnl: &crate::net::rtnl::Rtnl) -> bool {
+            false
+        }
+
+        pub fn has_phy_macsec_ops(&self, _rtnl: &crate::net::rtnl::Rtnl) -> bool {
+            self.registered.get() && self.phy_macsec_ops.get()
+        }
+
+        /// As for the MAC: nothing marked.
+        pub fn phy_macsec_rx_uses_md_dst(&self, _rtnl: &crate::net::rtnl::Rtnl) -> bool {
             false
         }
 

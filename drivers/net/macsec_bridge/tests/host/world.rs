@@ -314,6 +314,7 @@ fn device(name: String, net: &'static Net, ifindex: i32) -> NetDevice {
         hw_features: 0,
         macsec_ops: false,
         macsec_dev_ops: false,
+        phy_macsec_ops: Cell::new(false),
         ops_locked: false,
         instance_locked: Cell::new(false),
         net: Cell::new(net),
@@ -1761,7 +1762,11 @@ impl World {
                     none(Reason::LowerDown)
                 } else if !offloaded || self.under_claim.contains(&key(s)) {
                     none(Reason::OffloadOff)
-                } else if !Self::reachable(real) {
+                } else if !Self::reachable(real)
+                    || (cfg!(MACSEC_BRIDGE_COMPAT) && real.phy_macsec_ops.get())
+                {
+                    // Built with the interposer, the module sees no PHY's
+                    // operations: a switch to the PHY would go unseen.
                     none(Reason::OffloadUnreachable)
                 // What macsec.c holds, as the operations show it: the
                 // driver's records may differ (see `learnt`).
@@ -2113,6 +2118,13 @@ impl World {
     /// PN exhaustion on TX SA `an` of SecY `s`, as `__macsec_pn_wrapped()`
     /// makes it: the SA's `active` cleared, nobody told, the driver's SA
     /// stopped. Then the module's periodic work runs, if it queued any.
+    /// NIC `l`'s PHY starts offering MACsec offload (its driver probed
+    /// late, say): no event, no operation.
+    pub fn phy_appears(&mut self, l: usize) {
+        self.lowers[l].phy_macsec_ops.set(true);
+        self.settle();
+    }
+
     pub fn pn_wrap(&mut self, s: usize, an: u8) {
         let d = self.secys[s];
         Self::set_sw(d, |sw| sw.tx_sa[an as usize] = Some(false));

@@ -39,6 +39,19 @@
 //! `macsec_pn_wrapped()`, as aquantia and cn10k do from their interrupt
 //! paths, which clears the SA's `active` flag with no operation and no
 //! event.
+//!
+//! `mtp0` is a second model NIC, mtn0's twin with a PHY that offloads
+//! MACsec too, as mscc's VSC8584 does (here beside a MAC that can):
+//! `ip link add link mtp0 macsec0 type macsec offload phy`. The PHY's
+//! operations succeed and are recorded (`macsec_test_nic: phy mdo_add_secy
+//! enter`, `... exit 0`), unless mtp0's alias names one
+//! (`fail:phy:mdo_add_secy`): it then fails with `EIO` and changes
+//! nothing. The PHY models no TX side. It is a bare `phy_device`: no
+//! driver, no MDIO bus, not known to phylib; the MACsec core reads its
+//! `macsec_ops` and takes its `lock` around each operation, and nothing
+//! else looks at the PHY of a device no PHY driver attached. The two NICs
+//! share the driver's record of TX SAs and rules: a test offloads one
+//! SecY to their MACs at a time.
 
 use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 #[cfg(not(MACSEC_BRIDGE_COMPAT))]
@@ -85,7 +98,7 @@ module! {
     license: "GPL",
 }
 
-/// The SecY offloaded to mtn0, from a TX SA operation that succeeded until
+/// The SecY offloaded to a model NIC's MAC, from a TX SA operation that succeeded until
 /// `mdo_del_secy`, whatever that returns (macsec.c deletes the SecY
 /// anyway). Only TX SA operations set it: they reach only a SecY that is
 /// fully created, and none comes after `mdo_del_secy` (`mdo_dev_stop`
@@ -94,7 +107,7 @@ module! {
 /// grace period has passed, after `mdo_del_secy`.
 static SECY: AtomicPtr<bindings::macsec_secy> = AtomicPtr::new(core::ptr::null_mut());
 
-/// The driver's record of the TX SAs of the SecY offloaded to mtn0, as
+/// The driver's record of the TX SAs of the SecY offloaded to a model NIC's MAC, as
 /// mlx5e's `mlx5e_macsec_device` keeps it: bit `an` if SA `an` exists, bit
 /// `4 + an` if it is active. Only the operations touch it, and macsec.c
 /// calls every one under RTNL: relaxed atomics suffice.
@@ -319,7 +332,7 @@ unsafe fn offload(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
 /// # Safety
 ///
 /// Called by the core with a valid `skb` that this function then owns, for
-/// mtn0, inside an RCU-bh read-side section (`dev_queue_xmit()`).
+/// mtn0 or mtp0, inside an RCU-bh read-side section (`dev_queue_xmit()`).
 unsafe extern "C" fn xmit(
     skb: *mut bindings::sk_buff,
     dev: *mut bindings::net_device,
@@ -360,7 +373,7 @@ fn array_len<T, const N: usize>(_a: *const [T; N]) -> usize {
 ///
 /// # Safety
 ///
-/// Called by the core with `dev`, mtn0, valid (`netdev_update_features()`,
+/// Called by the core with `dev`, mtn0 or mtp0, valid (`netdev_update_features()`,
 /// under RTNL).
 unsafe extern "C" fn fix_features(
     dev: *mut bindings::net_device,
@@ -379,14 +392,110 @@ static NETDEV_OPS: nic_model::Table<bindings::net_device_ops> =
 
 nic_model::macsec_ops_table!(MACSEC_OPS, mdo);
 
+/// The operations of mtp0's PHY.
+mod phy_ops {
+    use super::{nic_model, phy_mdo};
+    use kernel::prelude::*;
+    nic_model::macsec_ops_table!(PHY_MACSEC_OPS, phy_mdo);
+}
+
+/// One operation of mtp0's PHY, recorded as it starts and as it returns:
+/// succeeds, or fails as mtp0's alias asks (`fail:phy:<op>`).
+///
+/// # Safety
+///
+/// `ctx` is a valid context whose offload is PHY offload (the macro's
+/// "MAC-offload" is this table's PHY offload), for mtp0's PHY.
+unsafe fn phy_mdo(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
+    record(fmt!("phy {} enter", op));
+    // SAFETY: for PHY offload the context holds the PHY, mtp0's, whose
+    // `attached_dev` is mtp0 from before mtp0 was registered until the
+    // module is gone (`ModelPhy`).
+    let dev = unsafe { (*(*ctx).__bindgen_anon_1.phydev).attached_dev }.cast();
+    // SAFETY: `dev` is mtp0, valid while a SecY is offloaded to its PHY.
+    let fail =
+        unsafe { alias_matches(dev, |a| a.strip_prefix(b"fail:phy:") == Some(op.as_bytes())) };
+    let ret = if fail {
+        pr_info!("phy {}: failing as told\n", op);
+        EIO.to_errno()
+    } else {
+        0
+    };
+    record(fmt!("phy {} exit {}", op, ret));
+    ret
+}
+
+/// mtp0's PHY: a zeroed `phy_device` with the model's `macsec_ops` and an
+/// initialised `lock`, which is all the MACsec core touches.
+///
+/// # Invariants
+///
+/// `0` is a valid allocation of a `phy_device`, owned by this value.
+struct ModelPhy(*mut bindings::phy_device);
+
+// SAFETY: the PHY is only read by the MACsec core, under RTNL and its own
+// lock, from any thread.
+unsafe impl Send for ModelPhy {}
+// SAFETY: `&ModelPhy` gives access to nothing.
+unsafe impl Sync for ModelPhy {}
+
+impl ModelPhy {
+    fn new() -> Result<ModelPhy> {
+        let b = KBox::<bindings::phy_device>::new_uninit(
+            GFP_KERNEL | kernel::alloc::flags::__GFP_ZERO,
+        )?;
+        let phy = KBox::into_raw(b).cast::<bindings::phy_device>();
+        // SAFETY: `phy` is a fresh, zeroed allocation of a `phy_device`,
+        // for which zero is valid, and nothing else has it yet. The lock
+        // class is static.
+        unsafe {
+            bindings::__mutex_init(
+                &raw mut (*phy).lock,
+                c"macsec_test_nic phy".as_char_ptr(),
+                kernel::static_lock_class!().as_ptr(),
+            );
+            // The kernel's `macsec_ops` where it binds net/macsec.h, or
+            // (see `nic_model::Nic::with_phy`) an opaque one.
+            (*phy).macsec_ops = (&raw const phy_ops::PHY_MACSEC_OPS.0).cast();
+        }
+        // INVARIANT: allocated above, ours.
+        Ok(ModelPhy(phy))
+    }
+}
+
+impl Drop for ModelPhy {
+    fn drop(&mut self) {
+        // SAFETY: the allocation is ours (type invariant); the device it
+        // was attached to is gone (`TestNic` drops its NIC first).
+        drop(unsafe {
+            KBox::from_raw(
+                self.0
+                    .cast::<core::mem::MaybeUninit<bindings::phy_device>>(),
+            )
+        });
+    }
+}
+
 struct TestNic {
+    // Dropped in this order: mtn0, mtp0 (its SecYs deleted as it goes,
+    // through its PHY for PHY offload), then mtp0's PHY.
     _nic: nic_model::Nic,
+    _phy_nic: nic_model::Nic,
+    _phy: ModelPhy,
 }
 
 impl kernel::Module for TestNic {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let nic = nic_model::Nic::new(c"mtn%d", 2, &NETDEV_OPS, &MACSEC_OPS)?;
+        let phy = ModelPhy::new()?;
+        // SAFETY: `phy` is attached to no device, and lives as long as the
+        // NIC (see `TestNic`).
+        let phy_nic =
+            unsafe { nic_model::Nic::with_phy(c"mtp%d", 3, &NETDEV_OPS, &MACSEC_OPS, phy.0)? };
         Ok(TestNic {
-            _nic: nic_model::Nic::new(c"mtn%d", 2, &NETDEV_OPS, &MACSEC_OPS)?,
+            _nic: nic,
+            _phy_nic: phy_nic,
+            _phy: phy,
         })
     }
 }

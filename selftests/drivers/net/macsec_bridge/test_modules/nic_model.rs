@@ -57,7 +57,7 @@ macro_rules! macsec_ops_table {
                 unsafe { $handler(stringify!($slot), ctx) }
             }
         )*
-        static $table: nic_model::Table<$crate::bindings::macsec_ops> =
+        pub(crate) static $table: nic_model::Table<$crate::bindings::macsec_ops> =
             nic_model::Table($crate::bindings::macsec_ops {
                 $($slot: Some($slot),)*
                 // SAFETY: the rest of the table is data, for which zero is
@@ -142,6 +142,24 @@ impl Nic {
         netdev_ops: &'static Table<bindings::net_device_ops>,
         macsec_ops: &'static Table<bindings::macsec_ops>,
     ) -> Result<Nic> {
+        // SAFETY: no PHY.
+        unsafe { Nic::with_phy(name, last, netdev_ops, macsec_ops, core::ptr::null_mut()) }
+    }
+
+    /// [`Nic::new`], with `phy` (if not NULL) attached as the device's PHY
+    /// before it is registered.
+    ///
+    /// # Safety
+    ///
+    /// `phy` is NULL, or a PHY that nothing else uses as attached to a
+    /// device and that stays valid until the returned `Nic` is dropped.
+    pub(crate) unsafe fn with_phy(
+        name: &'static CStr,
+        last: u8,
+        netdev_ops: &'static Table<bindings::net_device_ops>,
+        macsec_ops: &'static Table<bindings::macsec_ops>,
+        phy: *mut bindings::phy_device,
+    ) -> Result<Nic> {
         // SAFETY: `ether_setup` is a valid setup function; the name is a C
         // string.
         let raw = unsafe {
@@ -160,6 +178,14 @@ impl Nic {
             (*raw).features |= hw_macsec;
             (*raw).hw_features |= hw_macsec;
             (*raw).vlan_features |= hw_macsec;
+            if !phy.is_null() {
+                // What `phy_attach_direct()` links, before anyone can see
+                // the device. (Built for a kernel without the series,
+                // the kernel's `phy_device` names the kernel's
+                // `net_device`, which the model's bindings bind again.)
+                (*raw).phydev = phy;
+                (*phy).attached_dev = raw.cast();
+            }
             bindings::dev_addr_mod(raw, 0, addr.as_ptr().cast(), addr.len());
             bindings::register_netdev(raw)
         };
