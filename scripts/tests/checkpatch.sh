@@ -22,8 +22,7 @@ covered=("rust/|RUST")
 # The commits a Fixes: tag may name, as upstream's history has them (the
 # tarball has no git history: checkpatch cannot look them up, and says
 # UNKNOWN_COMMIT_ID for each; a tag not listed here fails instead).
-known_fixes=('8700e3e7c485 ("Soft RoCE driver")'
-	'dcb780fb2795 ("net: macsec: add nla support for changing the offloading selection")')
+known_fixes=('8700e3e7c485 ("Soft RoCE driver")')
 
 src=linux-source-$MODULE_SERIES
 tar -xf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1 "$src/MAINTAINERS" \

@@ -9,7 +9,7 @@ use crate::bindings;
 use crate::bridge::Bridge;
 #[cfg(MACSEC_BRIDGE_COMPAT)]
 use crate::interposer::Interposer;
-use crate::lockstep::{self, Knowledge, Op};
+use crate::lockstep::{self, Knowledge, Offload, Op, SecyState};
 use crate::model::{key, BindError, Binding, Ingress, RdmaDev};
 use crate::net::device::NetDevice;
 use crate::net::macsec::{Context, Mdo, Observer};
@@ -123,6 +123,15 @@ impl Bridge {
                         k.secy_up = !going && dev.is_up();
                     } else {
                         k.lower_up = !going && lower_up(dev);
+                        // Many MAC drivers detach their PHY when they stop
+                        // and attach it again when they open, and a PHY
+                        // may lose what it offloaded on the way (mscc
+                        // initialises its MACsec engine afresh in
+                        // `config_init`): unreachable once the PHY is
+                        // gone, unsettled from then on.
+                        if !going {
+                            k = reach(rtnl, k, dev);
+                        }
                     }
                     let k = Knowledge::Known(k);
                     if !going {
@@ -392,7 +401,8 @@ impl Observer for Bridge {
         if op == Op::Other {
             return;
         }
-        let next = Knowledge::Known(lockstep::in_flight(snapshot(rtnl, ctx), op));
+        let seen = snapshot(rtnl, ctx);
+        let next = Knowledge::Known(lockstep::in_flight(seen, op));
         let secy = ctx.secy().netdev();
         let lower = key(ctx.lower());
         // `macsec.c` changed `validate_frames` already (an update): until
@@ -401,6 +411,9 @@ impl Observer for Bridge {
         let at = (Cause::OpBefore, mdo as u32, secy.ifindex());
         self.update(&mut Locks::Observer(rtnl, mdo), at, |st, _, _| {
             if let Some(s) = st.secys.get_mut(&key(secy)) {
+                if other_offloader(&s.known, &seen, op, true) {
+                    return;
+                }
                 s.ingress = Some(s.ingress.map_or(now, |i| i.weaker(now)));
             }
             st.ports.of_secy(key(secy), Some(lower), |e| {
@@ -440,10 +453,15 @@ impl Observer for Bridge {
                 observed_lost,
                 ..
             } = st;
-            let Some(s) = secys.get_mut(&key(dev)) else {
-                // Not tracked (no memory when it appeared): nothing is
-                // learnt, but its ports are no longer held down by the
-                // operation (an operation with no `before` held none).
+            let tracked = secys.get_mut(&key(dev));
+            let half = tracked
+                .as_ref()
+                .is_some_and(|s| other_offloader(&s.known, &seen, lop, ok));
+            let Some(s) = tracked.filter(|_| !half) else {
+                // Not tracked (no memory when it appeared), or the other
+                // offloader's half of a switch: nothing is learnt, but its
+                // ports are no longer held down by the operation (an
+                // operation with no `before` held none).
                 if lop != Op::Other {
                     ports.of_secy(key(dev), Some(lower), |e| {
                         let known = e.port.known();
@@ -484,6 +502,22 @@ impl Observer for Bridge {
             });
         });
     }
+}
+
+/// Whether operation `op` (`ok`: it succeeded, or may yet), seen as
+/// `seen`, on a SecY known as `known`, is the other offloader's half of a
+/// switch between MAC and PHY offload (`macsec_update_offload()`): the new
+/// offloader's `mdo_add_secy` that failed, or the old one's `mdo_del_secy`
+/// once the new one has the SecY. Neither moves the SecY: it stays where
+/// it is known to be, and the switch's outcome shows in the operations of
+/// the offloader it is on.
+fn other_offloader(known: &Knowledge, seen: &SecyState, op: Op, ok: bool) -> bool {
+    let Knowledge::Known(k) = known else {
+        return false;
+    };
+    let elsewhere =
+        k.offload != Offload::Off && seen.offload != Offload::Off && k.offload != seen.offload;
+    elsewhere && (op == Op::DelSecy || (op == Op::AddSecy && !ok))
 }
 
 /// What the trace reports of an event: its `NETDEV_*` number and device.

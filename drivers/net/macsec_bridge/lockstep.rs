@@ -408,6 +408,10 @@ pub fn in_flight(at_call: SecyState, op: Op) -> SecyState {
 /// it, which is `was`, except where `macsec.c` goes on regardless
 /// ([`Op::done_even_if_failed`]); a SecY not known before stays so then
 /// (`seen` holds the change that failed), and is unsettled once known.
+/// An operation seen while the module may not vouch for the offloader
+/// (`seen.reachable` false: see [`SecyState::reachable`]) leaves the SecY
+/// unsettled too, as losing the reach does ([`reach`]): once it is back,
+/// only an operation that settles the driver says what it holds.
 pub fn learn(was: Knowledge, seen: SecyState, op: Op, ok: bool) -> Knowledge {
     // An RX or statistics operation changes nothing on egress: its
     // failure teaches nothing.
@@ -434,7 +438,7 @@ pub fn learn(was: Knowledge, seen: SecyState, op: Op, ok: bool) -> Knowledge {
         _ => {}
     }
     let settles = op.settles() && (op != Op::UpdSecy || doubt & an_bit(s.encoding_sa) == 0);
-    s.unsettled = !ok || (unsettled && !settles);
+    s.unsettled = !ok || !s.reachable || (unsettled && !settles);
     s.doubt = doubt;
     Knowledge::Known(s)
 }

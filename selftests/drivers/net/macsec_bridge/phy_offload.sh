@@ -8,13 +8,13 @@
 #
 # - Where the series is applied (the offload notifier is in the kernel),
 #   the module follows PHY offload as it follows MAC offload: off to PHY
-#   at creation, PHY to MAC, MAC to PHY (refused by the PHY, then
-#   accepted), PHY to none; offload-phy is claimed once the PHY holds an
-#   active encoding SA, retracted before a teardown, and after a failed
-#   operation the SecY is unsettled until an update the PHY accepts. A
-#   switch takes the SecY off the old offloader before the new one gets
-#   it (the series' first patch), and gives it back to the old one when
-#   the new one refuses it.
+#   at creation, PHY to MAC, MAC to PHY (refused by the PHY, refused by
+#   the MAC, then done), PHY to none; offload-phy is claimed once the PHY
+#   holds an active encoding SA, retracted before a teardown, and after a
+#   failed operation the SecY is unsettled until an update the offloader
+#   accepts. A switch hands the SecY to the new offloader, then takes it
+#   off the old one (the series' first patch); a switch either refuses is
+#   undone.
 # - On a kernel without the series (stock, Debian: the module interposes
 #   each device's own macsec_ops, never a PHY's), no operation of the PHY
 #   reaches the module, so it never learns a SecY offloaded there
@@ -23,9 +23,7 @@
 #   kernel's macsec.c leaves the SecY on the PHY when it switches to the
 #   MAC: the row shows the operations it makes.
 #
-# Each row states every notification the port sends, in order (a SecY
-# offloaded nowhere, between a switch's two operations, carries none of
-# an offloaded SecY's fields: the object changes twice), and every
+# Each row states every notification the port sends, in order, and every
 # operation the model NIC was asked to make, in order, from its own
 # records in the trace buffer; ip's view of the SecY's offload mode is
 # checked where it changes.
@@ -70,7 +68,7 @@ up_sa() { ip link set "$1" up && ip macsec add "$1" tx sa 0 pn 1 on key 01 "$MB_
 
 ktap_print_header
 if [ "$(offload_path)" = notifier ]; then
-	ktap_set_plan 21
+	ktap_set_plan 25
 else
 	ktap_set_plan 11
 fi
@@ -97,32 +95,49 @@ row "down, the TX SA deleted: retracted" \
 	h0 off none secy-down seq=none/secy-down -- \
 	"fresh && down_bare macsec0 &&
 	 ops_are 'phy mdo_dev_stop 0' 'phy mdo_upd_txsa 0' 'phy mdo_del_txsa 0'"
-row "PHY to MAC: off the PHY (no SecY fields while it is offloaded nowhere), then onto the MAC" \
-	h0 off none secy-down seq=none/secy-down,none/secy-down -- \
+row "PHY to MAC: onto the MAC, then off the PHY, which changes nothing the port shows" \
+	h0 off none secy-down seq= -- \
 	"fresh && ip link set macsec0 type macsec offload mac && offload_is macsec0 mac &&
-	 ops_are 'phy mdo_del_secy 0' 'mdo_add_secy 0'"
+	 ops_are 'mdo_add_secy 0' 'phy mdo_del_secy 0'"
 row "up, then an active TX SA: offload-mac" \
 	h0 on offload-mac "" seq=none/no-active-tx-sa,offload-mac/none -- \
 	"fresh && up_sa macsec0 && ops_are 'mdo_dev_open 0' 'mdo_add_txsa 0'"
 row "down, the TX SA deleted: retracted" \
 	h0 off none secy-down seq=none/secy-down -- \
 	"down_bare macsec0"
-row "MAC to PHY, refused by the PHY: back on the MAC" \
-	h0 off none secy-down seq=none/secy-down,none/secy-down -- \
+row "MAC to PHY, refused by the PHY: the MAC never asked, nothing announced" \
+	h0 off none secy-down seq= -- \
 	"fresh && ip link set mtp0 alias fail:phy:mdo_add_secy &&
 	 ! ip link set macsec0 type macsec offload phy && offload_is macsec0 mac &&
-	 ops_are 'mdo_del_secy 0' 'phy mdo_add_secy -5' 'mdo_add_secy 0'"
-row "up, then an active TX SA: offload-mac, the MAC holds the whole SecY again" \
+	 ops_are 'phy mdo_add_secy -5'"
+row "up, then an active TX SA: offload-mac, the MAC kept the whole SecY" \
 	h0 on offload-mac "" seq=none/no-active-tx-sa,offload-mac/none -- \
 	"ip link set mtp0 alias '' && fresh && up_sa macsec0 &&
 	 ops_are 'mdo_dev_open 0' 'mdo_add_txsa 0'"
 row "down, the TX SA deleted: retracted" \
 	h0 off none secy-down seq=none/secy-down -- \
 	"down_bare macsec0"
-row "MAC to PHY: off the MAC, then onto the PHY" \
-	h0 off none secy-down seq=none/secy-down,none/secy-down -- \
+# The SecY, offloaded nowhere once the PHY gave it up again, carries none
+# of an offloaded SecY's fields.
+row "MAC to PHY, the MAC refuses to give the SecY up: undone, back to the MAC" \
+	h0 off none secy-down seq=none/secy-down -- \
+	"fresh && ip link set mtp0 alias fail:mdo_del_secy &&
+	 ! ip link set macsec0 type macsec offload phy && offload_is macsec0 mac &&
+	 ops_are 'phy mdo_add_secy 0' 'mdo_del_secy -5' 'phy mdo_del_secy 0'"
+row "up, then an active TX SA: unsettled, what the MAC holds is not known" \
+	h0 off none unsettled seq=none/no-active-tx-sa,none/unsettled -- \
+	"ip link set mtp0 alias '' && fresh && up_sa macsec0 &&
+	 ops_are 'mdo_dev_open 0' 'mdo_add_txsa 0'"
+row "an update the MAC accepts settles it: offload-mac" \
+	h0 on offload-mac "" seq=offload-mac/none -- \
+	"fresh && ip link set macsec0 type macsec encrypt on && ops_are 'mdo_upd_secy 0'"
+row "down, the TX SA deleted: retracted" \
+	h0 off none secy-down seq=none/secy-down -- \
+	"down_bare macsec0"
+row "MAC to PHY: onto the PHY, then off the MAC" \
+	h0 off none secy-down seq= -- \
 	"fresh && ip link set macsec0 type macsec offload phy && offload_is macsec0 phy &&
-	 ops_are 'mdo_del_secy 0' 'phy mdo_add_secy 0'"
+	 ops_are 'phy mdo_add_secy 0' 'mdo_del_secy 0'"
 row "up, then an active TX SA: offload-phy" \
 	h0 on offload-phy "" seq=none/no-active-tx-sa,offload-phy/none -- \
 	"fresh && up_sa macsec0 && ops_are 'phy mdo_dev_open 0' 'phy mdo_add_txsa 0'"

@@ -21,8 +21,6 @@
 //! assert!(init.get_by_id(12345).is_none());
 //! // The cookie names the namespace, not the reference.
 //! assert_eq!(held.cookie(), init.cookie());
-//! // Doctests run in a kernel thread, with every capability.
-//! assert!(init.net_admin_capable());
 //! ```
 
 use crate::compat::{
@@ -201,20 +199,6 @@ impl Net {
                 crate::compat::bindings::GFP_KERNEL,
             )
         }
-    }
-
-    /// Whether the current task has `cap` over the user namespace that owns
-    /// this network namespace (`ns_capable(net->user_ns, cap)`).
-    pub fn capable(&self, cap: u32) -> bool {
-        // SAFETY: the namespace is valid, so is its `user_ns`; `ns_capable`
-        // is callable from process context.
-        unsafe { crate::compat::bindings::ns_capable((*self.as_raw()).user_ns, cap as i32) }
-    }
-
-    /// Whether the current task may administer networking in this namespace
-    /// (`CAP_NET_ADMIN` over its owning user namespace).
-    pub fn net_admin_capable(&self) -> bool {
-        self.capable(crate::compat::bindings::CAP_NET_ADMIN)
     }
 }
 

@@ -48,8 +48,11 @@
 //! (`fail:phy:mdo_add_secy`): it then fails with `EIO` and changes
 //! nothing. The PHY models no TX side. It is a bare `phy_device`: no
 //! driver, no MDIO bus, not known to phylib; the MACsec core reads its
-//! `macsec_ops` and takes its `lock` around each operation, and nothing
-//! else looks at the PHY of a device no PHY driver attached. The two NICs
+//! `macsec_ops` and takes its `lock` around each operation, and what else
+//! looks at a device's PHY checks its driver first, but for one thing:
+//! the PHY is not in mtp0's PHY topology (`link_topo`), which `ethtool
+//! --show-phys mtp0` dereferences, so that command oopses the guest. The
+//! tests never ask it. The two NICs
 //! share the driver's record of TX SAs and rules: a test offloads one
 //! SecY to their MACs at a time.
 
