@@ -94,17 +94,10 @@ impl Rtnl {
     /// runs in a callback that the networking core documents as invoked under
     /// RTNL (netdevice notifiers, `macsec_ops`, `ndo_*` config operations).
     pub unsafe fn assume_held<R>(f: impl FnOnce(&Rtnl) -> R) -> R {
-        // As `lockdep_assert(lockdep_rtnl_is_held())`: `rtnl_is_locked()`
-        // would only say that some task holds it.
+        // `rtnl_is_locked()` would only say that some task holds it.
         #[cfg(CONFIG_PROVE_LOCKING)]
-        crate::compat::warn_on!(
-            // SAFETY: `debug_locks` is read once, as lockdep's own assertions
-            // read it; `lockdep_rtnl_is_held` only reads this task's lock
-            // state.
-            unsafe { core::ptr::read_volatile(&raw const crate::compat::bindings::debug_locks) } != 0
-                // SAFETY: as above.
-                && !unsafe { crate::compat::bindings::lockdep_rtnl_is_held() }
-        );
+        // SAFETY: `lockdep_rtnl_is_held` only reads this task's lock state.
+        debug_assert!(unsafe { crate::compat::bindings::lockdep_rtnl_is_held() });
         // SAFETY: the caller guarantees that this task holds RTNL for the
         // call, and the reference is `f`'s for the call only (its lifetime
         // is any, so `f` cannot return it).
