@@ -425,11 +425,11 @@ impl Observer for Bridge {
     fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
         if op == Mdo::UpdOffload {
             // A change of the offload mode: the SecY operations it made
-            // (on a switch between MAC and PHY, the old offloader's
-            // `mdo_del_secy`, then the new one's `mdo_add_secy`) were
+            // (on a switch between MAC and PHY, the new offloader's
+            // `mdo_add_secy`, then the old one's `mdo_del_secy`) were
             // announced on their own, and this context holds the mode of
-            // the one on the new offloader (the old one's, for a change to
-            // none), whether or not the change took.
+            // the first of them, the new offloader's (the old one's, for a
+            // change to none), whether or not the change took.
             return;
         }
         // Also for statistics requests (`ip macsec show`): every operation
