@@ -119,9 +119,10 @@ am() {
 #  - each C helper file the series adds or changes, whole, its
 #    `rust_helper_` functions renamed `macsec_bridge_helper_` so they can
 #    never collide with the kernel's own;
-#  - bindings_helper.h: the lines the series adds to the kernel's, for the
-#    module's own bindgen run, which binds only what those headers declare
-#    (the rest comes from the kernel's `bindings`); kernel_headers.h: the
+#  - bindings_helper.h: the lines the series adds to the kernel's, after
+#    the kernel's own includes (kernel_headers.h), for the module's own
+#    bindgen run, which binds only what the series' headers declare (the
+#    rest comes from the kernel's `bindings`); kernel_headers.h: the
 #    headers the kernel's own bindings_helper.h includes (with its
 #    conditionals), to tell the two apart.
 IN_TREE_ONLY=(kernel/net/macsec_notifier.rs)
@@ -172,6 +173,9 @@ compat() {
 			{
 				echo "/* SPDX-License-Identifier: GPL-2.0 */"
 				echo "/* $hdr */"
+				# What the kernel's includes, as in the tree: a line
+				# the series adds may use a macro of one of them.
+				echo '#include "kernel_headers.h"'
 				git -C "$work" diff -U0 pristine HEAD -- rust/"$f" |
 					sed -n 's/^+\([^+]\)/\1/p'
 			} > "$dir/bindings_helper.h" ;;
@@ -182,8 +186,11 @@ compat() {
 		echo "/* SPDX-License-Identifier: GPL-2.0 */"
 		echo "/* $hdr */"
 		echo "/* The headers the kernel's own bindings cover (its bindings_helper.h). */"
+		# But a private header outside include/ (drivers/base/base.h),
+		# which no headers package ships.
 		git -C "$work" show pristine:rust/bindings/bindings_helper.h |
-			grep -E '^#(include <|if|ifdef|ifndef|elif|else|endif)'
+			grep -E '^#(include <|if|ifdef|ifndef|elif|else|endif)' |
+			grep -v '^#include <\.\./'
 	} > "$dir/kernel_headers.h"
 	{
 		echo "// SPDX-License-Identifier: GPL-2.0"

@@ -8,6 +8,7 @@ use crate::index::Index;
 use crate::lockstep::{Knowledge, Offload, Port, Verdict};
 use crate::net::device::{Features, NetDevice, NetDeviceRef};
 use crate::net::macsec::{self, SecYRef};
+use crate::net::namespace::Net;
 use crate::net::rtnl::Rtnl;
 use kernel::prelude::*;
 
@@ -301,6 +302,11 @@ pub(crate) struct View {
     /// (allocated when there is none, as rtnetlink does for
     /// `IFLA_LINK_NETNSID`); negative otherwise.
     pub(crate) secy_netnsid: i32,
+    /// The ids the initial namespace has for the port's and the SecY's,
+    /// each where it is another (allocated likewise): the host's view
+    /// (`netnsid`, and `secy-netnsid` relative to it). Negative otherwise.
+    pub(crate) host_netnsid: i32,
+    pub(crate) host_secy_netnsid: i32,
     /// The RDMA devices on the port: how many, and the sum of their
     /// identities (a device replaced by another changes it).
     pub(crate) rdma: (usize, usize),
@@ -308,6 +314,24 @@ pub(crate) struct View {
     pub(crate) renames: u32,
     /// Changes of the port's protected GIDs.
     pub(crate) gid_changes: u32,
+}
+
+/// Who reads a port's object: a reader in the port's namespace, or the
+/// host, which sees every namespace's ports from the initial one
+/// (`all-netns` dumps, `monitor-all`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reader {
+    Port,
+    Host,
+}
+
+impl View {
+    /// Whether `reader` can name the port: the host only where the port is
+    /// in the initial namespace or that has an id for the port's (none
+    /// without memory for one, or while the port's namespace dies).
+    pub(crate) fn named_by(&self, reader: Reader) -> bool {
+        reader == Reader::Port || self.netns == Net::init_net().cookie() || self.host_netnsid >= 0
+    }
 }
 
 impl PortEntry {
@@ -320,6 +344,7 @@ impl PortEntry {
             rdma: &self.rdma,
             gids: &self.gids,
             generation: self.generation,
+            serial: self.serial,
         })
     }
 
@@ -334,6 +359,17 @@ impl PortEntry {
         let len = n.len().min(name.len() - 1);
         name[..len].copy_from_slice(&n[..len]);
         let encrypt = secy.and_then(|s| advertised_encrypt(self, s));
+        let net = self.dev.net(rtnl);
+        let secy_net = self.secy.as_ref().map(|d| d.net(rtnl));
+        let init = Net::init_net();
+        // The host's ids, each only where the namespace is not its own.
+        let host_id = |n: &Net| {
+            if n.cookie() == init.cookie() {
+                -1
+            } else {
+                init.peer_id(n)
+            }
+        };
         View {
             verdict: self.port.advertised(),
             relation: self.relation,
@@ -345,20 +381,19 @@ impl PortEntry {
             owner: self.owner,
             ifindex: self.dev.ifindex(),
             name,
-            netns: self.dev.net(rtnl).cookie(),
+            netns: net.cookie(),
             rdma: self
                 .rdma
                 .iter()
                 .fold((0, 0), |(n, sum), r| (n + 1, sum.wrapping_add(r.id))),
             renames: self.renames,
             gid_changes: self.gid_changes,
-            secy_netns: self.secy.as_ref().map_or(0, |d| d.net(rtnl).cookie()),
-            // Readers are always in the port's namespace (a dump lists the
+            secy_netns: secy_net.map_or(0, Net::cookie),
+            // The port's own readers are in its namespace (a dump lists the
             // caller's, `dev-get` looks its ifindex up there).
-            secy_netnsid: self
-                .secy
-                .as_ref()
-                .map_or(-1, |d| self.dev.net(rtnl).peer_id(d.net(rtnl))),
+            secy_netnsid: secy_net.map_or(-1, |s| net.peer_id(s)),
+            host_netnsid: host_id(net),
+            host_secy_netnsid: secy_net.map_or(-1, host_id),
         }
     }
 
@@ -417,6 +452,8 @@ pub(crate) struct Object<'a> {
     pub(crate) gids: &'a [Gid],
     /// Its generation ([`PortEntry::generation`]).
     pub(crate) generation: u64,
+    /// Its serial ([`PortEntry::serial`]): `port-id`.
+    pub(crate) serial: u64,
 }
 
 /// `encrypt` of an observed, offloaded SecY.

@@ -5,7 +5,7 @@
 //! is `wire.rs`'s.
 
 use crate::bridge;
-use crate::model::BindError;
+use crate::model::{BindError, Object, Reader};
 use crate::net::device::NetDevice;
 use crate::net::namespace::Net;
 use crate::net::netlink::{
@@ -14,8 +14,8 @@ use crate::net::netlink::{
 use crate::net::rtnl::Rtnl;
 use crate::trace::{Cause, Span, Work};
 use crate::wire::{
-    self, A_DEV_IFINDEX, A_DEV_SECY_IFINDEX, A_DEV_SECY_NETNSID, A_DEV_SECY_NETNS_FD, CMD_BIND,
-    CMD_DEV_GET, CMD_UNBIND,
+    self, A_DEV_ALL_NETNS, A_DEV_IFINDEX, A_DEV_SECY_IFINDEX, A_DEV_SECY_NETNSID,
+    A_DEV_SECY_NETNS_FD, CMD_BIND, CMD_DEV_GET, CMD_UNBIND,
 };
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
@@ -23,9 +23,15 @@ use kernel::sync::aref::ARef;
 /// An ifindex in a request (one past `i32::MAX` names no device).
 const IFINDEX: AttrPolicy = AttrPolicy::u32_min(1);
 
-/// `dev-get`'s request: one port, by ifindex. Its dump takes nothing.
+/// `dev-get`'s request: one port, by ifindex.
 static DEV_GET_POLICY: [AttrPolicy; 2] = [AttrPolicy::reject(), IFINDEX];
-static DEV_DUMP_POLICY: [AttrPolicy; 1] = [AttrPolicy::reject()];
+/// Its dump's: `all-netns` alone.
+static DEV_DUMP_POLICY: [AttrPolicy; A_DEV_ALL_NETNS as usize + 1] = {
+    const REJECT: AttrPolicy = AttrPolicy::reject();
+    let mut p = [REJECT; A_DEV_ALL_NETNS as usize + 1];
+    p[A_DEV_ALL_NETNS as usize] = AttrPolicy::flag();
+    p
+};
 /// `unbind`'s request: the port.
 static UNBIND_POLICY: [AttrPolicy; 2] = [AttrPolicy::reject(), IFINDEX];
 /// `bind`'s request: the port, the SecY and its namespace; everything else
@@ -78,7 +84,7 @@ impl DoHandler for DevGet {
             let Some(o) = st.published(&dev, here) else {
                 return Ok(false);
             };
-            wire::fill(&mut reply, &o)?;
+            wire::fill(&mut reply, &o, Reader::Port)?;
             Ok(true)
         })
         .unwrap_or(Ok(false))?;
@@ -95,19 +101,24 @@ impl DoHandler for DevGet {
 
 impl DumpHandler for DevGet {
     const POLICY: &'static [AttrPolicy] = &DEV_DUMP_POLICY;
-    /// The serial of the last port sent, low half first: two `u32`s,
-    /// since a `u64` may be more aligned than the dump's context (a
-    /// `long`'s, on 32-bit architectures).
-    type State = [u32; 2];
+    /// Where the last port sent was kept, (namespace cookie, serial), each
+    /// low half first: four `u32`s, since a `u64` may be more aligned than
+    /// the dump's context (a `long`'s, on 32-bit architectures).
+    type State = [u32; 4];
 
     /// The ports published in the caller's namespace, in the order they
-    /// were tracked, resuming after the serial of the last one sent. Under
-    /// the state's mutex alone, as `dev-get`; a round walks the caller's
-    /// namespace's ports only
+    /// were tracked, resuming after the last one sent; with `all-netns`,
+    /// every namespace's in the host's view, namespace by namespace. Under
+    /// the state's mutex alone, as `dev-get`; a round of the caller's
+    /// namespace walks its ports only
     /// ([`published_in`](crate::state::State::published_in)), whatever the
     /// others hold. Any change of any object between two rounds moves the
     /// clock, and the next message carries `NLM_F_DUMP_INTR`.
-    fn dumpit(dump: &mut Dump<'_, [u32; 2]>) -> Result {
+    fn dumpit(dump: &mut Dump<'_, [u32; 4]>) -> Result {
+        let all = dump.info().attr(A_DEV_ALL_NETNS).is_some();
+        if all {
+            host_view(dump.info())?;
+        }
         let here = dump.info().net().cookie();
         bridge::with(|b| -> Result {
             let span = Span::start();
@@ -115,21 +126,36 @@ impl DumpHandler for DevGet {
             st.begin();
             // Zero would turn the check off.
             dump.set_generation((st.clock as u32).max(1));
-            let [lo, hi] = *dump.state();
-            let after = u64::from(lo) | (u64::from(hi) << 32);
+            let [ns_lo, ns_hi, lo, hi] = *dump.state();
+            let after = (
+                u64::from(ns_lo) | (u64::from(ns_hi) << 32),
+                u64::from(lo) | (u64::from(hi) << 32),
+            );
             let mut sent = 0;
             let mut visited = 0;
-            let ret = st.published_in(here, after, |serial, o| {
+            let mut one = |(ns, serial): (u64, u64), o: Option<Object<'_>>, reader| {
                 visited += 1;
-                if let Some(o) = o {
+                if let Some(o) = o.filter(|o| o.view.named_by(reader)) {
                     let mut msg = dump.message(CMD_DEV_GET)?;
-                    wire::fill(&mut msg, &o)?;
+                    wire::fill(&mut msg, &o, reader)?;
                     msg.commit();
                     sent += 1;
                 }
-                *dump.state() = [serial as u32, (serial >> 32) as u32];
+                *dump.state() = [
+                    ns as u32,
+                    (ns >> 32) as u32,
+                    serial as u32,
+                    (serial >> 32) as u32,
+                ];
                 Ok(())
-            });
+            };
+            let ret = if all {
+                st.published_all(after, |at, o| one(at, o, Reader::Host))
+            } else {
+                st.published_in(here, after.1, |serial, o| {
+                    one((here, serial), o, Reader::Port)
+                })
+            };
             let work = Work {
                 visited,
                 ..st.work()
@@ -140,6 +166,29 @@ impl DumpHandler for DevGet {
         })
         .unwrap_or(Ok(()))
     }
+}
+
+/// Whether a dump request may have the host's view, every namespace's
+/// ports: from the initial namespace (whose ids it carries), by its
+/// administrator (as `bind`, see [`host_authority`]). Ports in a pod's
+/// namespace, their names and GIDs, are the host's to see, not another
+/// pod's.
+fn host_view(info: &Info<'_>) -> Result {
+    if info.net().cookie() != Net::init_net().cookie() {
+        info.set_err_msg(
+            Some(A_DEV_ALL_NETNS),
+            c"all-netns is the host's view: ask from the initial network namespace",
+        );
+        return Err(EINVAL);
+    }
+    if !info.net_admin_capable(Net::init_net()) {
+        info.set_err_msg(
+            Some(A_DEV_ALL_NETNS),
+            c"CAP_NET_ADMIN in the initial user namespace is needed for every namespace's ports",
+        );
+        return Err(EPERM);
+    }
+    Ok(())
 }
 
 /// `bind`.
@@ -174,7 +223,13 @@ static OPS: [Operation; 4] = [
     Operation::doit::<Unbind>(CMD_UNBIND, Permission::NetnsAdmin),
 ];
 
-static GROUPS: [MulticastGroup; 1] = [MulticastGroup::const_new(c"monitor")];
+/// `monitor`, the ports of the listener's namespace, for anyone there;
+/// `monitor-all`, every port in the host's view, multicast in the initial
+/// namespace alone, for its administrator (as an `all-netns` dump).
+static GROUPS: [MulticastGroup; 2] = [
+    MulticastGroup::const_new(c"monitor"),
+    MulticastGroup::const_new(c"monitor-all").net_admin_only(),
+];
 
 /// The family.
 pub(crate) static FAMILY: Family = Family::const_new_with_ops(

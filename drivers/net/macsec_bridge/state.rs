@@ -185,7 +185,9 @@ pub(crate) struct State {
     /// and start from the monotonic clock (in ns) at load, so they only
     /// grow, across ports, re-created ports and module reloads alike.
     pub(crate) clock: u64,
-    /// The last serial handed to a port.
+    /// The last serial handed to a port (its `port-id`). Serials start
+    /// from the monotonic clock at load as generations do, so a serial
+    /// names one port across module reloads too.
     pub(crate) serial: u64,
     /// The ports.
     pub(crate) ports: Ports,
@@ -222,13 +224,13 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// A state that tracks nothing, whose generations start at `now` (the
-    /// monotonic clock, in ns).
+    /// A state that tracks nothing, whose generations and serials start at
+    /// `now` (the monotonic clock, in ns).
     pub(crate) fn new(now: u64) -> State {
         State {
             closing: false,
             clock: now,
-            serial: 0,
+            serial: now,
             ports: Ports {
                 all: Index::new(GROW),
                 order: RBTree::new(),
@@ -320,6 +322,26 @@ impl State {
                 break;
             }
             f(serial, all.get(&serial).and_then(|e| e.object()))?;
+            cursor = c.move_next();
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on each port whose (namespace cookie, serial) is above
+    /// `after`, in that order, with its object (`None` for one not yet
+    /// published), until `f` fails: every namespace's, for the host's
+    /// view. The first is found in O(log N).
+    pub(crate) fn published_all(
+        &mut self,
+        after: (u64, u64),
+        mut f: impl FnMut((u64, u64), Option<Object<'_>>) -> Result,
+    ) -> Result {
+        let Ports { order, all, .. } = &mut self.ports;
+        let (ns, serial) = after;
+        let mut cursor = order.cursor_lower_bound_mut(&(ns, serial.saturating_add(1)));
+        while let Some(c) = cursor {
+            let at = *c.current().0;
+            f(at, all.get(&at.1).and_then(|e| e.object()))?;
             cursor = c.move_next();
         }
         Ok(())

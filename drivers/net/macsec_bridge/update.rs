@@ -9,9 +9,10 @@
 use crate::bridge::Bridge;
 #[cfg(MACSEC_BRIDGE_COMPAT)]
 use crate::interposer::Installed;
-use crate::model::Owner;
+use crate::model::{Owner, Reader};
 use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::Mdo;
+use crate::net::namespace::Net;
 use crate::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
 use crate::net::notifier::NetdevEvent;
 use crate::net::rtnl::{Rtnl, RtnlGuard};
@@ -27,6 +28,14 @@ use kernel::sync::aref::ARef;
 use kernel::time::msecs_to_jiffies;
 use kernel::workqueue;
 
+/// Where a notification goes.
+enum To {
+    /// `monitor`, in the namespace of the port.
+    Port(ARef<NetDevice>),
+    /// `monitor-all`, in the initial namespace: the host's view.
+    Host,
+}
+
 /// What a writer does once the state is unlocked.
 pub(crate) struct Effects {
     /// Set (`true`) or clear `NETIF_F_HW_MACSEC` on a port: the state's
@@ -35,8 +44,8 @@ pub(crate) struct Effects {
     /// A write found no room: the deferred writer is to bring every bit to
     /// what the state says once memory allows.
     retry: bool,
-    /// `dev-change-ntf` messages, with the port whose namespace gets them.
-    notes: KVec<(ARef<NetDevice>, GenlMsg)>,
+    /// `dev-change-ntf` messages, in order, each with where it goes.
+    notes: KVec<(To, GenlMsg)>,
     /// Interposers to take off.
     #[cfg(MACSEC_BRIDGE_COMPAT)]
     restore: KVec<Installed<Bridge>>,
@@ -272,16 +281,35 @@ impl Bridge {
                     wire::protection(view.verdict.protection),
                     wire::reason(view.verdict.reason),
                 );
-                if family.has_listeners_in(e.dev.net(rtnl), wire::MCGRP_MONITOR) {
+                // Each reader as it sees the port: its namespace's, and the
+                // host's.
+                let port = (Reader::Port, e.dev.net(rtnl), wire::MCGRP_MONITOR);
+                let host = (Reader::Host, Net::init_net(), wire::MCGRP_MONITOR_ALL);
+                for (reader, net, group) in [port, host] {
+                    if !family.has_listeners_in(net, group) {
+                        continue;
+                    }
+                    if !view.named_by(reader) {
+                        // The host has no id for the port's namespace (no
+                        // memory for one): it cannot be told, so what it
+                        // last heard of the port must not stand. It dumps
+                        // again, which leaves the port out.
+                        family.set_err_in(net, group, ENOBUFS);
+                        continue;
+                    }
                     let note = NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)
                         .and_then(|skb| skb.genlmsg_put(0, 0, family, wire::CMD_DEV_CHANGE_NTF))
                         .map_err(Error::from);
                     let fill = |mut m: GenlMsg| {
                         let o = e.object().ok_or(EINVAL)?;
-                        wire::fill(&mut m, &o).map(|()| m)
+                        wire::fill(&mut m, &o, reader).map(|()| m)
+                    };
+                    let to = match reader {
+                        Reader::Port => To::Port(ARef::from(&*e.dev)),
+                        Reader::Host => To::Host,
                     };
                     let sent = match note.and_then(fill) {
-                        Ok(m) => fx.notes.push((ARef::from(&*e.dev), m), GFP_KERNEL).is_ok(),
+                        Ok(m) => fx.notes.push((to, m), GFP_KERNEL).is_ok(),
                         Err(_) => false,
                     };
                     if !sent {
@@ -290,7 +318,7 @@ impl Bridge {
                         // Their next read fails with ENOBUFS, and they dump
                         // again; that allocates nothing.
                         warn_ratelimited!("{}: notification dropped\n", e.dev.name());
-                        family.set_err_in(e.dev.net(rtnl), wire::MCGRP_MONITOR, ENOBUFS);
+                        family.set_err_in(net, group, ENOBUFS);
                     }
                 }
             }
@@ -313,15 +341,13 @@ impl Bridge {
         // Notifications first: a feature change re-enters the notifier, and
         // anything announced from there must come after what led to it.
         let rtnl = locks.rtnl();
-        for (dev, msg) in fx.notes.into_iter() {
+        for (to, msg) in fx.notes.into_iter() {
+            let (net, group) = match &to {
+                To::Port(dev) => (dev.net(rtnl), wire::MCGRP_MONITOR),
+                To::Host => (Net::init_net(), wire::MCGRP_MONITOR_ALL),
+            };
             // A full socket buffer: netlink semantics.
-            let _ = msg.multicast_netns(
-                self.family,
-                dev.net(rtnl),
-                0,
-                wire::MCGRP_MONITOR,
-                GFP_KERNEL,
-            );
+            let _ = msg.multicast_netns(self.family, net, 0, group, GFP_KERNEL);
         }
         let mut deferred = fx.retry;
         for (dev, set) in fx.features.drain_all() {

@@ -9,8 +9,9 @@
 //! it; a selftest checks the two against each other through `ynl`).
 
 use crate::lockstep::{Protection, Reason};
-use crate::model::{Object, Owner, Relation};
+use crate::model::{Object, Owner, Reader, Relation};
 use crate::net::macsec::{Cipher, Validate};
+use crate::net::namespace::Net;
 use crate::net::netlink::{GenlMsg, MsgBuffer};
 use kernel::prelude::*;
 
@@ -22,6 +23,8 @@ pub(crate) const CMD_BIND: u8 = 3;
 pub(crate) const CMD_UNBIND: u8 = 4;
 /// The `monitor` group (index into the family's groups).
 pub(crate) const MCGRP_MONITOR: u32 = 0;
+/// The `monitor-all` group.
+pub(crate) const MCGRP_MONITOR_ALL: u32 = 1;
 
 pub(crate) const A_DEV_IFINDEX: u16 = 1;
 const A_DEV_IFNAME: u16 = 2;
@@ -41,6 +44,9 @@ pub(crate) const A_DEV_SECY_NETNS_FD: u16 = 15;
 const A_DEV_PROTECTED_GID: u16 = 16;
 const A_DEV_VALIDATE: u16 = 17;
 const A_DEV_RX_PLAINTEXT: u16 = 18;
+const A_DEV_PORT_ID: u16 = 19;
+const A_DEV_NETNSID: u16 = 20;
+pub(crate) const A_DEV_ALL_NETNS: u16 = 21;
 
 const A_GID_RDMA_DEV: u16 = 1;
 const A_GID_INDEX: u16 = 2;
@@ -105,12 +111,24 @@ fn owner(o: Owner) -> u32 {
     }
 }
 
-/// Writes port object `o`, as seen from the port's namespace (where
-/// every reader is). Called under the state's mutex, with or without RTNL:
-/// it reads no netdev, whose names, ifindexes and namespaces change under
-/// RTNL alone.
-pub(crate) fn fill<B: MsgBuffer>(msg: &mut GenlMsg<B>, o: &Object<'_>) -> Result {
+/// Writes port object `o` as `reader` sees it: from the port's namespace,
+/// or the host's view from the initial one, which names the port's
+/// namespace (`netnsid`) and the SecY's relative to itself. Fails with
+/// `ENOENT` for a port the reader cannot name ([`View::named_by`]). Called
+/// under the state's mutex, with or without RTNL: it reads no netdev,
+/// whose names, ifindexes and namespaces change under RTNL alone.
+///
+/// [`View::named_by`]: crate::model::View::named_by
+pub(crate) fn fill<B: MsgBuffer>(msg: &mut GenlMsg<B>, o: &Object<'_>, reader: Reader) -> Result {
     let p = o.view;
+    if !p.named_by(reader) {
+        return Err(ENOENT);
+    }
+    // The reader's namespace, and its id for the SecY's.
+    let (here, secy_netnsid) = match reader {
+        Reader::Port => (p.netns, p.secy_netnsid),
+        Reader::Host => (Net::init_net().cookie(), p.host_secy_netnsid),
+    };
     msg.put_u32(A_DEV_IFINDEX.into(), p.ifindex as u32)?;
     // IFNAMSIZ counts the NUL: a name is NUL-terminated within its 16 bytes.
     let len = p.name.iter().position(|&b| b == 0).ok_or(EINVAL)?;
@@ -127,12 +145,12 @@ pub(crate) fn fill<B: MsgBuffer>(msg: &mut GenlMsg<B>, o: &Object<'_>) -> Result
     // An ifindex in a namespace the reader has no id for would name a
     // device of its own: none then (no memory for the id, or the SecY's
     // namespace dying).
-    let named = p.secy_netns == p.netns || p.secy_netnsid >= 0;
+    let named = p.secy_netns == here || secy_netnsid >= 0;
     if let Some(secy) = p.secy.filter(|_| named) {
         msg.put_u32(A_DEV_SECY_IFINDEX.into(), secy as u32)?;
         // Relative to the reader, as IFLA_LINK_NETNSID.
-        if p.secy_netns != p.netns {
-            msg.put_s32(A_DEV_SECY_NETNSID.into(), p.secy_netnsid)?;
+        if p.secy_netns != here {
+            msg.put_s32(A_DEV_SECY_NETNSID.into(), secy_netnsid)?;
         }
         if let Some((sci, c)) = p.id {
             // Already in network byte order, as the spec says.
@@ -160,6 +178,10 @@ pub(crate) fn fill<B: MsgBuffer>(msg: &mut GenlMsg<B>, o: &Object<'_>) -> Result
     }
     msg.put_u32(A_DEV_FEATURE_OWNER.into(), owner(p.owner))?;
     msg.put_u64(A_DEV_GENERATION.into(), o.generation, A_DEV_PAD.into())?;
+    msg.put_u64(A_DEV_PORT_ID.into(), o.serial, A_DEV_PAD.into())?;
+    if p.netns != here {
+        msg.put_s32(A_DEV_NETNSID.into(), p.host_netnsid)?;
+    }
     Ok(())
 }
 

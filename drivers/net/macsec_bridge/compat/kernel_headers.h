@@ -72,7 +72,6 @@
 #include <net/genetlink.h>
 #include <net/netlink.h>
 #include <trace/events/rust_sample.h>
-#include <../../drivers/base/base.h>
 #if defined(CONFIG_DRM_PANIC_SCREEN_QR_CODE)
 #include <drm/drm_panic.h>
 #endif

@@ -196,7 +196,8 @@ proptest! {
 /// A bound port on a SecY whose every flag is right, then `encrypt off`:
 /// the retraction (notification, then bit) reaches user space before the
 /// driver sees the operation; `encrypt on` is announced only after the
-/// driver took it. Nothing else is announced.
+/// driver took it. Each notification goes to the port's namespace, then
+/// to the host's `monitor-all`. Nothing else is announced.
 #[test]
 fn encrypt_off_retracts_before_the_driver() {
     let _g = serial();
@@ -218,6 +219,7 @@ fn encrypt_off_retracts_before_the_driver() {
         kinds,
         [
             format!("note {port:x} none encrypt-off"),
+            format!("host note {port:x} none encrypt-off"),
             format!("feature {port:x} off"),
             format!("mdo {secy:x} UpdSecy ok"),
         ],
@@ -236,6 +238,7 @@ fn encrypt_off_retracts_before_the_driver() {
         [
             format!("mdo {secy:x} UpdSecy ok"),
             format!("note {port:x} offload-mac -"),
+            format!("host note {port:x} offload-mac -"),
             format!("feature {port:x} on"),
         ]
     );
@@ -270,9 +273,11 @@ fn failed_update_stays_retracted() {
         kinds(&w),
         [
             format!("note {port:x} none encrypt-off"),
+            format!("host note {port:x} none encrypt-off"),
             format!("feature {port:x} off"),
             format!("mdo {secy:x} UpdSecy failed"),
             format!("note {port:x} none unsettled"),
+            format!("host note {port:x} none unsettled"),
         ]
     );
     // Settled by an update that succeeds, advertised only after it.
@@ -282,6 +287,7 @@ fn failed_update_stays_retracted() {
         [
             format!("mdo {secy:x} UpdSecy ok"),
             format!("note {port:x} offload-mac -"),
+            format!("host note {port:x} offload-mac -"),
             format!("feature {port:x} on"),
         ]
     );
@@ -292,6 +298,7 @@ fn failed_update_stays_retracted() {
         kinds(&w),
         [
             format!("note {port:x} none unsettled"),
+            format!("host note {port:x} none unsettled"),
             format!("feature {port:x} off"),
             format!("mdo {secy:x} UpdSecy failed"),
         ]

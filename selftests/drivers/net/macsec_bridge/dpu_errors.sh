@@ -32,13 +32,7 @@ refused() {
 		"$@" /usr/bin/python3 "$YNL_CLI" --no-schema --spec "$YNL_SPEC" --do "${OP:-bind}" \
 			--json "$json" >"$OUT" 2>&1 9<"/run/netns/$DPU"
 	fi
-	local rc=$?
-	if [ $rc -ne 0 ] && grep -qE -- "$err" "$OUT" && grep -qi -- "$msg" "$OUT"; then
-		ktap_test_pass "$desc"
-	else
-		echo "# rc $rc: $(tail -1 "$OUT")"
-		ktap_test_fail "$desc"
-	fi
+	refusal "$desc" $? "$OUT" "$err" "$msg"
 }
 # The CLI prints the errno's strerror() text, after the extack message if
 # there is one: "Netlink error: no such port: No such device".

@@ -147,6 +147,19 @@ require_root() {
 	[ "$(id -u)" -eq 0 ] || bed_broken "must run as root"
 }
 
+# refusal DESCRIPTION RC FILE ERRNO-TEXT MESSAGE-PART: one KTAP result, a
+# pass if a command that exited with RC and wrote FILE failed with
+# ERRNO-TEXT (an extended regular expression) and a message containing
+# MESSAGE-PART (the extack message, for the YNL CLI).
+refusal() {
+	if [ "$2" -ne 0 ] && grep -qE -- "$4" "$3" && grep -qi -- "$5" "$3"; then
+		ktap_test_pass "$1"
+	else
+		echo "# rc $2: $(tail -1 "$3")"
+		ktap_test_fail "$1"
+	fi
+}
+
 # check DESCRIPTION CMD...: one KTAP result from a command's status.
 check() {
 	local desc=$1
@@ -710,14 +723,15 @@ dpu_cleanup() {
 	rm -rf "$ROW_DIR"
 }
 
-# Monitors outside a table: mon_start NAME [NS] subscribes a
-# `cli.py --subscribe monitor` in NS; mon_stop NAME ends it, leaving its
-# notifications (JSON) in $ROW_DIR/mon.NAME.
+# Monitors outside a table: mon_start NAME [NS [GROUP]] subscribes a
+# `cli.py --subscribe GROUP` (default monitor) in NS (empty: this one);
+# mon_stop NAME ends it, leaving its notifications (JSON) in
+# $ROW_DIR/mon.NAME.
 declare -A MON_PID
 mon_start() {
-	local name=$1 ns=${2:-}
+	local name=$1 ns=${2:-} group=${3:-monitor}
 	local cmd=(/usr/bin/python3 "$lib_dir/ynl_monitor.py" "$YNL_CLI" --no-schema
-		   --spec "$YNL_SPEC" --output-json --subscribe monitor --sleep 3600)
+		   --spec "$YNL_SPEC" --output-json --subscribe "$group" --sleep 3600)
 	# Simple commands, so that $! is the monitor itself (its netlink port
 	# id); `ip netns exec` execs without forking.
 	if [ -n "$ns" ]; then

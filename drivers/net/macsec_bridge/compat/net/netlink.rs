@@ -572,6 +572,16 @@ impl MulticastGroup {
 
         MulticastGroup { group }
     }
+
+    /// The group, joinable only by a task holding `CAP_NET_ADMIN` over the user namespace that
+    /// owns the joining socket's network namespace (`GENL_MCAST_CAP_NET_ADMIN`).
+    ///
+    /// For a group whose messages tell more than every reader in that namespace may know: one
+    /// that the family sends in the initial namespace only, say, about objects of every other.
+    pub const fn net_admin_only(mut self) -> MulticastGroup {
+        self.group.flags |= crate::compat::bindings::GENL_MCAST_CAP_NET_ADMIN;
+        self
+    }
 }
 
 /// A registration of a generic netlink family.

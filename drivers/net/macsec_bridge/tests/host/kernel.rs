@@ -19,6 +19,7 @@ pub mod error {
 
     pub mod code {
         use super::Error;
+        pub const ENOENT: Error = Error(-2);
         pub const EIO: Error = Error(-5);
         pub const ENOMEM: Error = Error(-12);
         pub const EBUSY: Error = Error(-16);

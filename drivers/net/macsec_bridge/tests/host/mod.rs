@@ -36,6 +36,13 @@ pub(crate) struct Note {
     /// The indexes of the listed GIDs.
     pub gids: Vec<u32>,
     pub generation: u64,
+    pub port_id: u64,
+    /// The host's view (`monitor-all`): `netnsid`, where the port is not
+    /// in the initial namespace; `secy_id`, the id of the SecY's namespace
+    /// relative to the reader, where it is not the reader's.
+    pub host: bool,
+    pub netnsid: Option<i32>,
+    pub secy_id: Option<i32>,
 }
 
 impl Note {
@@ -52,13 +59,15 @@ impl Note {
 /// What reached user space, or the driver, in order.
 #[derive(Clone, Debug)]
 pub(crate) enum Rec {
-    /// A `dev-change-ntf`.
+    /// A `dev-change-ntf` to `monitor`.
     Note(Note),
+    /// One to `monitor-all`: the host's view.
+    HostNote(Note),
     /// `NETIF_F_HW_MACSEC` written on a netdev.
     Feature { dev: usize, on: bool },
     /// The listeners in namespace `netns` were told they missed a
     /// notification (`genl_set_err()`, ENOBUFS): they dump again.
-    SetErr { netns: u64 },
+    SetErr { netns: u64, host: bool },
     /// The driver ran an `mdo_*` for the SecY of netdev `secy`.
     Mdo {
         secy: usize,
@@ -190,14 +199,17 @@ pub mod bindings {
 /// `fill` records the object.
 pub mod wire {
     use super::*;
+    use crate::kernel::error::code::ENOENT;
     use crate::kernel::error::Result;
-    use crate::model::Object;
+    use crate::model::{Object, Reader};
+    use crate::net::namespace::Net;
     use crate::net::netlink::GenlMsg;
 
     pub const CMD_DEV_CHANGE_NTF: u8 = 2;
     pub const CMD_BIND: u8 = 3;
     pub const CMD_UNBIND: u8 = 4;
     pub const MCGRP_MONITOR: u32 = 0;
+    pub const MCGRP_MONITOR_ALL: u32 = 1;
 
     pub fn protection(p: Protection) -> u32 {
         p.rank().into()
@@ -209,9 +221,18 @@ pub mod wire {
 
     /// Object `o`, as the real `fill` writes it. It names its port by
     /// ifindex, as on the wire: the world resolves that to the device.
-    pub(crate) fn fill(msg: &mut GenlMsg, o: &Object<'_>) -> Result {
+    pub(crate) fn fill(msg: &mut GenlMsg, o: &Object<'_>, reader: Reader) -> Result {
         crate::kernel::alloc::charge()?;
         let v = o.view;
+        if !v.named_by(reader) {
+            return Err(ENOENT);
+        }
+        let host = reader == Reader::Host;
+        let (here, secy_id) = if host {
+            (Net::init_net().cookie(), v.host_secy_netnsid)
+        } else {
+            (v.netns, v.secy_netnsid)
+        };
         let len = v.name.iter().position(|&b| b == 0).unwrap_or(v.name.len());
         let note = Note {
             dev: 0,
@@ -234,6 +255,10 @@ pub mod wire {
                 .collect(),
             gids: o.gids.iter().map(|g| g.index).collect(),
             generation: o.generation,
+            port_id: o.serial,
+            host,
+            netnsid: (v.netns != here).then_some(v.host_netnsid),
+            secy_id: (v.secy.is_some() && v.secy_netns != here).then_some(secy_id),
         };
         msg.note = Some(note);
         Ok(())

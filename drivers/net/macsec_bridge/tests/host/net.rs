@@ -14,7 +14,14 @@ pub mod namespace {
         pub cookie: u64,
     }
 
+    /// The initial namespace: the world's first.
+    static INIT: Net = Net { cookie: 1 };
+
     impl Net {
+        pub fn init_net() -> &'static Net {
+            &INIT
+        }
+
         pub fn cookie(&self) -> u64 {
             self.cookie
         }
@@ -774,9 +781,10 @@ pub mod netlink {
         }
 
         /// `genl_set_err()`: the listeners in `net` miss a message.
-        pub fn set_err_in(&self, net: &Net, _group: u32, _err: crate::error::Error) {
+        pub fn set_err_in(&self, net: &Net, group: u32, _err: crate::error::Error) {
             crate::host::record(crate::host::Rec::SetErr {
                 netns: net.cookie(),
+                host: group == crate::host::wire::MCGRP_MONITOR_ALL,
             });
         }
     }
@@ -809,10 +817,22 @@ pub mod netlink {
             _f: &Family,
             net: &Net,
             _portid: u32,
-            _group: u32,
+            group: u32,
             _fl: Flags,
         ) -> Result {
             let note = self.note.expect("a notification with an object");
+            if group == crate::host::wire::MCGRP_MONITOR_ALL {
+                // The host's view: into the initial namespace alone.
+                assert!(note.host, "a port's view sent to monitor-all");
+                assert_eq!(
+                    net.cookie(),
+                    Net::init_net().cookie(),
+                    "monitor-all elsewhere"
+                );
+                crate::host::record(crate::host::Rec::HostNote(note));
+                return Ok(());
+            }
+            assert!(!note.host, "the host's view sent to monitor");
             assert_eq!(
                 note.netns,
                 net.cookie(),

@@ -296,7 +296,10 @@ pub fn describe(r: &Rec) -> String {
             format!("note {:x} {p} {why}", n.dev)
         }
         Rec::Feature { dev, on } => format!("feature {dev:x} {}", if *on { "on" } else { "off" }),
-        Rec::SetErr { netns } => format!("enobufs {netns}"),
+        Rec::HostNote(n) => format!("host {}", describe(&Rec::Note(n.clone()))),
+        Rec::SetErr { netns, host } => {
+            format!("enobufs {netns}{}", if *host { " monitor-all" } else { "" })
+        }
         Rec::Mdo { secy, op, ok } => {
             format!("mdo {secy:x} {op:?} {}", if *ok { "ok" } else { "failed" })
         }
@@ -336,10 +339,7 @@ impl World {
         crate::alloc::fail_after(None);
         let _ = host::take_log();
         let _ = host::take_warnings();
-        let nets: [&'static Net; 2] = [
-            Box::leak(Box::new(Net { cookie: 1 })),
-            Box::leak(Box::new(Net { cookie: 2 })),
-        ];
+        let nets: [&'static Net; 2] = [Net::init_net(), Box::leak(Box::new(Net { cookie: 2 }))];
         let mut w = World {
             nets,
             lowers: Vec::new(),
@@ -1682,9 +1682,32 @@ impl World {
     /// increase, and no port is announced twice in a row the same.
     fn absorb(&self) {
         for mut r in host::take_log() {
-            if let Rec::Note(n) = &mut r {
+            if let Rec::Note(n) | Rec::HostNote(n) = &mut r {
                 // An object names its port by ifindex, as on the wire.
                 n.dev = self.by_ifindex[&n.ifindex];
+            }
+            if let Rec::HostNote(n) = &r {
+                // The host hears what the port's namespace heard, right
+                // after it, with the ids the initial namespace has.
+                let log = self.log.borrow();
+                let before = log.last().and_then(|p| match p {
+                    Rec::Note(p) if p.generation == n.generation => Some(p),
+                    _ => None,
+                });
+                if before.is_none() {
+                    assert!(self.degraded(), "monitor-all heard {n:?} alone");
+                }
+                if let Some(p) = before {
+                    let init = Net::init_net().cookie();
+                    let id = |ns: u64| (ns != init).then_some(ns as i32);
+                    let want = Note {
+                        host: true,
+                        netnsid: id(p.netns),
+                        secy_id: (p.secy != 0).then(|| id(p.secy_netns)).flatten(),
+                        ..p.clone()
+                    };
+                    assert_eq!(*n, want, "the host's view of {p:?}");
+                }
             }
             if let Rec::Note(n) = &r {
                 assert!(
@@ -1704,11 +1727,13 @@ impl World {
                 }
                 last.insert(n.dev, n.clone());
             }
-            if let Rec::SetErr { netns } = &r {
+            if let Rec::SetErr { netns, host } = &r {
                 // The listeners there read ENOBUFS and dump again: what
                 // they last heard no longer stands for anything.
                 assert!(self.degraded(), "ENOBUFS with memory to spare");
-                self.last.borrow_mut().retain(|_, n| n.netns != *netns);
+                if !host {
+                    self.last.borrow_mut().retain(|_, n| n.netns != *netns);
+                }
             }
             self.log.borrow_mut().push(r);
         }
