@@ -122,6 +122,22 @@ pub fn netdev(root: &Path, ifname: &str) -> Option<NetDev> {
     })
 }
 
+/// The PCI function of RDMA device `rdma` (`class/infiniband/RDMA/device`),
+/// as DRANet finds an RDMA device's. In shared RDMA namespace mode the
+/// host sees every RDMA device there, wherever its netdev went; in
+/// exclusive mode not one moved into a pod (`ib_class` is per namespace
+/// then).
+pub fn pci_of_rdma(root: &Path, rdma: &str) -> Option<String> {
+    if rdma.is_empty() || rdma.contains('/') || rdma.starts_with('.') {
+        return None;
+    }
+    fs::canonicalize(root.join("class/infiniband").join(rdma).join("device"))
+        .ok()?
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .filter(|a| is_pci_address(a))
+}
+
 /// The netdev of PCI function `addr` under `root`, by the function's own
 /// `net/` directory (`bus/pci/devices/ADDR/net/IFNAME`): the first by
 /// name, as DRANet merges one netdev into the function.

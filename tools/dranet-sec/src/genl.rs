@@ -24,6 +24,8 @@ use neli::utils::Groups;
 
 pub const FAMILY: &str = "macsec_bridge";
 pub const MCGRP_MONITOR: &str = "monitor";
+/// Every namespace's ports, in the host's view (its administrator's).
+pub const MCGRP_MONITOR_ALL: &str = "monitor-all";
 pub const CMD_DEV_GET: u8 = 1;
 pub const CMD_DEV_CHANGE_NTF: u8 = 2;
 pub const CMD_BIND: u8 = 3;
@@ -75,6 +77,9 @@ pub mod attr {
     pub const PROTECTED_GID: u16 = 16;
     pub const VALIDATE: u16 = 17;
     pub const RX_PLAINTEXT: u16 = 18;
+    pub const PORT_ID: u16 = 19;
+    pub const NETNSID: u16 = 20;
+    pub const ALL_NETNS: u16 = 21;
     /// In a `protected-gid` nest.
     pub const GID_GID: u16 = 3;
 }
@@ -140,6 +145,8 @@ pub fn parse(g: &Genlmsghdr<u8, u16>) -> Result<PortState> {
             attr::FEATURE_OWNER => p.feature_owner = Some(name_of(FEATURE_OWNER, u32_()?)),
             attr::GENERATION => p.generation = a.get_payload_as::<u64>()?,
             attr::SECY_NETNSID => p.secy_netnsid = Some(a.get_payload_as::<i32>()?),
+            attr::PORT_ID => p.port_id = Some(a.get_payload_as::<u64>()?),
+            attr::NETNSID => p.netnsid = Some(a.get_payload_as::<i32>()?),
             attr::PROTECTED_GID => {
                 for g in a.get_attr_handle::<u16>()?.iter() {
                     if *g.nla_type().nla_type() == attr::GID_GID {
@@ -265,6 +272,30 @@ impl Client {
         Ok(out)
     }
 
+    /// Every port of every namespace, in the host's view (`dev-get` dump
+    /// with `all-netns`): from the initial namespace, with `CAP_NET_ADMIN`
+    /// in the initial user namespace.
+    pub fn dump_all(&mut self) -> Result<Vec<PortState>> {
+        let mut attrs = GenlBuffer::new();
+        attrs.push(
+            NlattrBuilder::default()
+                .nla_type(
+                    AttrTypeBuilder::default()
+                        .nla_type(attr::ALL_NETNS)
+                        .build()?,
+                )
+                .nla_payload(Buffer::from(Vec::new()))
+                .build()?,
+        );
+        let mut out = Vec::new();
+        self.exchange(CMD_DEV_GET, NlmF::DUMP, attrs, |g| {
+            out.push(parse(g)?);
+            Ok(())
+        })
+        .context("dev-get dump, all-netns")?;
+        Ok(out)
+    }
+
     /// Port `ifindex` of this namespace (`dev-get` do), or `None` when the
     /// family tracks no port there.
     pub fn get(&mut self, ifindex: u32) -> Result<Option<PortState>> {
@@ -318,14 +349,24 @@ impl Client {
     /// A socket of its own on the `monitor` group, for a thread that only
     /// reads notifications.
     pub fn monitor(&self) -> Result<Monitor> {
+        self.monitor_group(MCGRP_MONITOR)
+    }
+
+    /// The same on `monitor-all`: every namespace's ports, in the host's
+    /// view (joining needs `CAP_NET_ADMIN`).
+    pub fn monitor_all(&self) -> Result<Monitor> {
+        self.monitor_group(MCGRP_MONITOR_ALL)
+    }
+
+    fn monitor_group(&self, group: &str) -> Result<Monitor> {
         let id = self
             .router
-            .resolve_nl_mcast_group(FAMILY, MCGRP_MONITOR)
-            .map_err(|e| anyhow!("group {MCGRP_MONITOR}: {e}"))?;
+            .resolve_nl_mcast_group(FAMILY, group)
+            .map_err(|e| anyhow!("group {group}: {e}"))?;
         let sock = NlSocketHandle::connect(NlFamily::Generic, None, Groups::empty())
             .context("generic netlink socket")?;
         sock.add_mcast_membership(Groups::new_groups(&[id]))
-            .context("joining the monitor group")?;
+            .with_context(|| format!("joining the {group} group"))?;
         Ok(Monitor {
             sock,
             family: self.family,

@@ -384,21 +384,27 @@ fn run_taint_rules(
     }
     let rd = rules::RuleDir::new(dir)?;
     let mut clock = taint::Clock::seeded(rd.times()?);
+    // The host's view: a port DRANet moved into a pod keeps its rule.
     let mut w = if watch {
-        Some(watch::Watch::start(sysfs)?)
+        Some(watch::Watch::start_host(sysfs)?)
     } else {
         None
     };
+    let mut follow =
+        rules::Follow::load(&dir.join(format!(".{}{}.ports", rules::PREFIX, opts.node)))?;
     let mut out = std::io::stdout();
     loop {
         let mut want = match &w {
-            Some(w) => rules::wanted(opts, &w.netdevs(), w.ports()),
-            None => rules::wanted(
-                opts,
-                &discover::netdevs(sysfs)?,
-                &genl::Client::connect()?.dump()?,
-            ),
+            Some(w) => follow.wanted(opts, &w.netdevs(), w.ports(), w.away(), sysfs),
+            None => {
+                let (here, away): (Vec<_>, Vec<_>) = genl::Client::connect()?
+                    .dump_all()?
+                    .into_iter()
+                    .partition(|p| p.netnsid.is_none());
+                follow.wanted(opts, &discover::netdevs(sysfs)?, &here, &away, sysfs)
+            }
         };
+        follow.save()?;
         rules::stamp(&mut want, &mut clock, now()?);
         for e in rd.sync(&want)? {
             match output {

@@ -14,7 +14,7 @@ use k8s_openapi::api::resource::v1::{DeviceTaintRule, DeviceTaintRuleSpec, Devic
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -69,33 +69,185 @@ pub fn wanted(
     let ports = crate::state::by_ifname(ports);
     for dev in devs {
         let port = ports.get(dev.ifname.as_str()).copied();
-        let Some(reason) = taint::reason(dev, port) else {
-            continue;
-        };
-        let device = device_name(dev);
-        let name = rule_name(&opts.node, &device);
-        let rule = DeviceTaintRule {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                labels: Some(BTreeMap::from([(
-                    "app.kubernetes.io/managed-by".to_string(),
-                    "dranet-sec".to_string(),
-                )])),
-                ..Default::default()
-            },
-            spec: DeviceTaintRuleSpec {
-                device_selector: Some(DeviceTaintSelector {
-                    driver: Some(opts.driver.clone()),
-                    pool: Some(opts.node.clone()),
-                    device: Some(device),
-                }),
-                taint: taint::taint(&opts.domain, opts.effect, &reason),
-            },
-            status: None,
-        };
-        out.insert(name, rule);
+        if let Some(reason) = taint::reason(dev, port) {
+            insert(&mut out, opts, device_name(dev), &reason);
+        }
     }
     out
+}
+
+/// Adds the rule for DRANet's device `device`, tainted for `reason`.
+fn insert(
+    out: &mut BTreeMap<String, DeviceTaintRule>,
+    opts: &Options,
+    device: String,
+    reason: &str,
+) {
+    let name = rule_name(&opts.node, &device);
+    let rule = DeviceTaintRule {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            labels: Some(BTreeMap::from([(
+                "app.kubernetes.io/managed-by".to_string(),
+                "dranet-sec".to_string(),
+            )])),
+            ..Default::default()
+        },
+        spec: DeviceTaintRuleSpec {
+            device_selector: Some(DeviceTaintSelector {
+                driver: Some(opts.driver.clone()),
+                pool: Some(opts.node.clone()),
+                device: Some(device),
+            }),
+            taint: taint::taint(&opts.domain, opts.effect, reason),
+        },
+        status: None,
+    };
+    out.insert(name, rule);
+}
+
+/// The ports the host saw, followed once they left its namespace.
+///
+/// DRANet moves the netdev it allocates (and, in exclusive mode, its RDMA
+/// device) into the pod's namespace, and goes on publishing a PCI function
+/// by its name. The host's netdevs then no longer show the port, but its
+/// protection may still drop under the running pod: that is when a
+/// `NoExecute` rule must be written. So each port is remembered, by the
+/// kernel's `port-id`, as the DRANet device the host last saw it as (or,
+/// for one first seen away, the PCI function of its RDMA device), and its
+/// state in the host's view keeps or takes the rule of that device. What
+/// is remembered is kept in a file, so that a restart, or a one-shot run,
+/// follows the ports that moved before it.
+#[derive(Debug, Default)]
+pub struct Follow {
+    /// DRANet's device name of each port seen, by `port-id`.
+    devices: BTreeMap<u64, String>,
+    /// Where they are kept (`None`: nowhere), and whether they changed
+    /// since they were.
+    file: Option<PathBuf>,
+    changed: bool,
+}
+
+impl Follow {
+    /// What `file` remembers (nothing if it does not exist): a line
+    /// `PORT-ID DEVICE` a port.
+    pub fn load(file: &Path) -> Result<Follow> {
+        let mut devices = BTreeMap::new();
+        match fs::read_to_string(file) {
+            Ok(text) => {
+                for (n, line) in text.lines().enumerate() {
+                    let parsed = line
+                        .split_once(' ')
+                        .and_then(|(id, d)| Some((id.parse::<u64>().ok()?, d.to_string())));
+                    let (id, device) = parsed.with_context(|| {
+                        format!("{}:{}: not `PORT-ID DEVICE`", file.display(), n + 1)
+                    })?;
+                    devices.insert(id, device);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+        }
+        Ok(Follow {
+            devices,
+            file: Some(file.to_path_buf()),
+            changed: false,
+        })
+    }
+
+    /// Writes what changed to the file (a temporary file, renamed).
+    pub fn save(&mut self) -> Result<()> {
+        let Some(file) = self.file.as_ref().filter(|_| self.changed) else {
+            return Ok(());
+        };
+        let text: String = self
+            .devices
+            .iter()
+            .map(|(id, d)| format!("{id} {d}\n"))
+            .collect();
+        let tmp = file.with_extension("tmp");
+        fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+        fs::rename(&tmp, file).with_context(|| format!("renaming to {}", file.display()))?;
+        self.changed = false;
+        Ok(())
+    }
+
+    /// Port `id` is DRANet's `device`: no other port is (one the kernel
+    /// tracked before under another id, before a module reload, say).
+    fn assign(&mut self, id: u64, device: &str) {
+        if self.devices.get(&id).map(String::as_str) == Some(device) {
+            return;
+        }
+        self.devices.retain(|i, d| *i == id || d != device);
+        self.devices.insert(id, device.to_string());
+        self.changed = true;
+    }
+
+    /// The rules that should exist: [`wanted`]'s for the host's netdevs
+    /// `devs` and ports `here`, and one for each port `away` (in other
+    /// namespaces) that is not offload-protected, under the device it was.
+    /// A device remembered whose port the kernel no longer reports
+    /// anywhere, and that is not back among the host's netdevs, is
+    /// tainted `untracked`: its protection cannot be told. `sysfs` is where
+    /// RDMA devices are looked up.
+    pub fn wanted(
+        &mut self,
+        opts: &Options,
+        devs: &[NetDev],
+        here: &[PortState],
+        away: &[PortState],
+        sysfs: &Path,
+    ) -> BTreeMap<String, DeviceTaintRule> {
+        let mut out = wanted(opts, devs, here);
+        let home: BTreeMap<&str, String> = devs
+            .iter()
+            .map(|d| (d.ifname.as_str(), device_name(d)))
+            .collect();
+        let names: BTreeSet<&str> = home.values().map(String::as_str).collect();
+        for p in here {
+            if let (Some(id), Some(device)) = (p.port_id, home.get(p.ifname.as_str())) {
+                self.assign(id, device);
+            }
+        }
+        for p in away {
+            let Some(id) = p.port_id else {
+                continue;
+            };
+            if !self.devices.contains_key(&id) {
+                // In shared RDMA namespace mode only: in exclusive mode the
+                // pod's RDMA device is not in the host's sysfs either.
+                let pci = p
+                    .rdma_dev
+                    .iter()
+                    .find_map(|r| crate::discover::pci_of_rdma(sysfs, r));
+                match pci {
+                    Some(a) => self.assign(id, &format!("pci-{}", a.replace([':', '.'], "-"))),
+                    None => continue,
+                }
+            }
+            let device = &self.devices[&id];
+            // Back under its name: the host's netdev says.
+            if names.contains(device.as_str()) {
+                continue;
+            }
+            if let Some(reason) = taint::reason_of(p) {
+                insert(&mut out, opts, device.clone(), &reason);
+            }
+        }
+        let seen: BTreeSet<u64> = here.iter().chain(away).filter_map(|p| p.port_id).collect();
+        // A port the kernel no longer reports: forgotten once its device
+        // is back home; tainted until then.
+        let before = self.devices.len();
+        self.devices
+            .retain(|id, device| seen.contains(id) || !names.contains(device.as_str()));
+        self.changed |= self.devices.len() != before;
+        for (id, device) in &self.devices {
+            if !seen.contains(id) {
+                insert(&mut out, opts, device.clone(), "untracked");
+            }
+        }
+        out
+    }
 }
 
 /// Stamps each rule with when its device was first seen unprotected.

@@ -46,6 +46,13 @@ pub struct PortState {
     /// (as sysfs shows them), while it protects them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_gids: Vec<String>,
+    /// The port across namespace moves and renames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_id: Option<u64>,
+    /// In the host's view: the port's namespace, as the initial namespace's
+    /// id for it; absent for a port in the initial namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netnsid: Option<i32>,
 }
 
 impl PortState {

@@ -74,11 +74,22 @@ pub fn is_label_name(s: &str) -> bool {
 /// kernel's (`untracked` for an RDMA netdev it has no port for).
 pub fn reason(dev: &NetDev, port: Option<&PortState>) -> Option<String> {
     match port {
-        Some(p) if p.offloaded() => None,
-        Some(p) if is_label_value(&p.reason) && !p.reason.is_empty() => Some(p.reason.clone()),
-        Some(_) => Some("unknown".to_string()),
+        Some(p) => reason_of(p),
         None if dev.rdma_devices.is_empty() => None,
         None => Some("untracked".to_string()),
+    }
+}
+
+/// Why port `p` should be tainted, or `None` when its egress is
+/// offload-protected: the kernel's reason (`unknown` if it is no label
+/// value).
+pub fn reason_of(p: &PortState) -> Option<String> {
+    if p.offloaded() {
+        None
+    } else if is_label_value(&p.reason) && !p.reason.is_empty() {
+        Some(p.reason.clone())
+    } else {
+        Some("unknown".to_string())
     }
 }
 

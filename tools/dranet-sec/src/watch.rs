@@ -163,7 +163,12 @@ pub struct Watch {
     cache: Cache,
     /// The links, by ifindex: their names and kinds.
     links: BTreeMap<u32, LinkInfo>,
+    /// The ports of this namespace.
     ports: Vec<PortState>,
+    /// With the host's view, the ports in other namespaces (each with its
+    /// `netnsid`): those moved into pods.
+    away: Vec<PortState>,
+    host: bool,
 }
 
 /// The links of a dump, by ifindex.
@@ -175,22 +180,54 @@ impl Watch {
     /// Joins both groups, then reads everything: no change falls in
     /// between.
     pub fn start(sysfs: &Path) -> Result<Watch> {
-        let mut client = Client::connect()?;
-        let monitor = client.monitor()?;
+        Watch::open(sysfs, false)
+    }
+
+    /// The same with the host's view: every namespace's ports, through
+    /// `monitor-all` and `all-netns` dumps (the host's administrator, in
+    /// the initial namespace).
+    pub fn start_host(sysfs: &Path) -> Result<Watch> {
+        Watch::open(sysfs, true)
+    }
+
+    fn open(sysfs: &Path, host: bool) -> Result<Watch> {
+        let client = Client::connect()?;
+        let monitor = if host {
+            client.monitor_all()?
+        } else {
+            client.monitor()?
+        };
         let links = Links::open()?;
         let (tx, rx) = mpsc::channel();
         reader(tx.clone(), move || monitor.read(), Event::Ports);
         reader(tx, move || links.read(), Event::Links);
         let cache = Cache::new(sysfs)?;
         let links = by_index(rtnl::links()?);
-        let ports = client.dump()?;
-        Ok(Watch {
+        let mut w = Watch {
             client,
             rx,
             cache,
             links,
-            ports,
-        })
+            ports: Vec::new(),
+            away: Vec::new(),
+            host,
+        };
+        w.dump()?;
+        Ok(w)
+    }
+
+    /// Reads the ports again.
+    fn dump(&mut self) -> Result<()> {
+        if self.host {
+            (self.ports, self.away) = self
+                .client
+                .dump_all()?
+                .into_iter()
+                .partition(|p| p.netnsid.is_none());
+        } else {
+            self.ports = self.client.dump()?;
+        }
+        Ok(())
     }
 
     /// The netdevs, by interface name, with their RDMA devices and kinds.
@@ -200,9 +237,14 @@ impl Watch {
         devs
     }
 
-    /// The ports, as the last dump gave them.
+    /// The ports of this namespace, as the last dump gave them.
     pub fn ports(&self) -> &[PortState] {
         &self.ports
+    }
+
+    /// With the host's view, the ports in other namespaces.
+    pub fn away(&self) -> &[PortState] {
+        &self.away
     }
 
     /// Blocks for the next change, takes every change queued behind it,
@@ -213,7 +255,7 @@ impl Watch {
             .recv()
             .map_err(|_| anyhow!("watch: both sockets' readers ended"))?;
         let mut w = Wake::default();
-        let (mut dump, mut rescan) = (false, false);
+        let (mut dump, mut rescan, mut left) = (false, false, false);
         let mut named = BTreeSet::new();
         for e in std::iter::once(first).chain(self.rx.try_iter()) {
             match e {
@@ -221,7 +263,22 @@ impl Watch {
                 Event::Ports(Read::Messages(ps)) => {
                     dump = true;
                     w.notifications += ps.len();
-                    named.extend(ps.into_iter().map(|p| p.ifname));
+                    for p in ps {
+                        if p.netnsid.is_none() {
+                            named.insert(p.ifname);
+                            continue;
+                        }
+                        // A port in another namespace: if it was here, its
+                        // netdev left, maybe before its link message came.
+                        left = true;
+                        let was = self
+                            .ports
+                            .iter()
+                            .find(|h| h.port_id.is_some() && h.port_id == p.port_id);
+                        if let Some(h) = was {
+                            named.insert(h.ifname.clone());
+                        }
+                    }
                 }
                 Event::Links(Read::Messages(ls)) => {
                     w.links += ls.len();
@@ -246,13 +303,18 @@ impl Watch {
             self.cache.rescan()?;
             self.links = by_index(rtnl::links()?);
         } else if dump {
+            if left {
+                // The move is done when the module announces it: the links
+                // as they are now, not as the messages read so far say.
+                self.links = by_index(rtnl::links()?);
+            }
             for n in &named {
                 self.cache.reread(n);
             }
             self.cache.refresh_rdma();
         }
         if dump || rescan {
-            self.ports = self.client.dump()?;
+            self.dump()?;
         }
         Ok(w)
     }

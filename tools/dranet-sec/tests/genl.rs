@@ -73,6 +73,11 @@ fn attributes_and_ops_match_the_spec() {
         ("secy-netnsid", attr::SECY_NETNSID),
         ("secy-netns-fd", attr::SECY_NETNS_FD),
         ("protected-gid", attr::PROTECTED_GID),
+        ("validate", attr::VALIDATE),
+        ("rx-plaintext", attr::RX_PLAINTEXT),
+        ("port-id", attr::PORT_ID),
+        ("netnsid", attr::NETNSID),
+        ("all-netns", attr::ALL_NETNS),
     ] {
         assert_eq!(num(n), v, "{n}");
     }
@@ -98,4 +103,8 @@ fn attributes_and_ops_match_the_spec() {
         );
     }
     assert_eq!(s["mcast-groups"]["list"][0]["name"], genl::MCGRP_MONITOR);
+    assert_eq!(
+        s["mcast-groups"]["list"][1]["name"],
+        genl::MCGRP_MONITOR_ALL
+    );
 }

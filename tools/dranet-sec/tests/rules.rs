@@ -193,3 +193,132 @@ fn the_directory_holds_exactly_the_rules_that_should_exist() {
         "{err:#}"
     );
 }
+
+/// The host's view: ens10 (NIC 0, PCI 0000:10:00.0) moves into a pod, as
+/// DRANet allocates it. Its rule follows it by `port-id`, under the PCI
+/// name DRANet goes on publishing: kept and updated while the pod holds
+/// it, deleted when protection returns, also after a restart (what it
+/// follows is kept in a file), `untracked` when the kernel stops reporting
+/// it, gone once it is back home. A port first seen away is named by its
+/// RDMA device's PCI function; one with neither is not guessed at. A port
+/// the kernel tracks anew (a module reload) replaces the old one.
+#[test]
+fn a_port_moved_into_a_pod_keeps_its_rule_under_dranets_name() {
+    let o = options(Effect::NoExecute);
+    let sysfs = tempfile::tempdir().unwrap();
+    let r = sysfs.path();
+    // mlx5_3 on PCI function 0000:13:00.0, as sysfs links it.
+    let pci = r.join("devices/pci0000:13/0000:13:00.0");
+    fs::create_dir_all(&pci).unwrap();
+    fs::create_dir_all(r.join("class/infiniband/mlx5_3")).unwrap();
+    std::os::unix::fs::symlink(&pci, r.join("class/infiniband/mlx5_3/device")).unwrap();
+    let (devs, ports) = mixed_node(("offload-mac", "none"));
+    let ids = |mut ps: Vec<dranet_sec::state::PortState>| {
+        for (i, p) in ps.iter_mut().enumerate() {
+            p.port_id = Some(100 + i as u64);
+        }
+        ps
+    };
+    let here = ids(ports);
+    let kept = sysfs.path().join(".dranet-sec.node-a.ports");
+    let mut f = rules::Follow::load(&kept).unwrap();
+    let names = |w: &BTreeMap<String, DeviceTaintRule>| -> Vec<(String, String)> {
+        w.iter()
+            .map(|(n, r)| (n.clone(), r.spec.taint.value.clone().unwrap_or_default()))
+            .collect()
+    };
+    let home = f.wanted(&o, &devs, &here, &[], r);
+    f.save().unwrap();
+    assert_eq!(
+        names(&home),
+        [
+            (R11.to_string(), "encrypt-off".to_string()),
+            (R12.into(), "untracked".into())
+        ]
+    );
+    // Moved into the pod (netnsid 11), renamed eth1 there, protected.
+    let mut moved = here[0].clone();
+    (moved.ifname, moved.ifindex, moved.netnsid) = ("eth1".into(), 5, Some(11));
+    let devs_left: Vec<_> = devs[1..].to_vec();
+    let here_left = here[1..].to_vec();
+    assert_eq!(
+        names(&f.wanted(&o, &devs_left, &here_left, &[moved.clone()], r)),
+        names(&home)
+    );
+    // Protection drops under the pod: its device, by DRANet's name, also
+    // after a restart.
+    let mut dropped = moved.clone();
+    (dropped.protection, dropped.reason) = ("none".into(), "no-active-tx-sa".into());
+    let mut f = rules::Follow::load(&kept).unwrap();
+    let w = f.wanted(&o, &devs_left, &here_left, &[dropped.clone()], r);
+    assert_eq!(
+        w[R10]
+            .spec
+            .device_selector
+            .as_ref()
+            .unwrap()
+            .device
+            .as_deref(),
+        Some("pci-0000-10-00-0")
+    );
+    assert_eq!(w[R10].spec.taint.value.as_deref(), Some("no-active-tx-sa"));
+    assert_eq!(w[R10].spec.taint.effect, "NoExecute");
+    assert_eq!(w.len(), 3);
+    // Restored: the rule goes.
+    assert_eq!(
+        names(&f.wanted(&o, &devs_left, &here_left, &[moved.clone()], r)),
+        names(&home)
+    );
+    // The kernel reports it nowhere (its RDMA device gone, unbound):
+    // untracked, while the device is not back.
+    let w = f.wanted(&o, &devs_left, &here_left, &[], r);
+    assert_eq!(w[R10].spec.taint.value.as_deref(), Some("untracked"));
+    // Back home, not a port any more: the host's netdev says (no rule:
+    // ens10 carries its RDMA device, so it is untracked as a netdev, not
+    // from memory), and the port is forgotten.
+    let w = f.wanted(&o, &devs, &here_left, &[], r);
+    assert_eq!(w[R10].spec.taint.value.as_deref(), Some("untracked"));
+    let mut devs_plain = devs.clone();
+    devs_plain[0].rdma_devices.clear();
+    assert!(!f
+        .wanted(&o, &devs_plain, &here_left, &[], r)
+        .contains_key(R10));
+    assert!(
+        !f.wanted(&o, &devs_left, &here_left, &[], r)
+            .contains_key(R10),
+        "forgotten"
+    );
+    // First seen away: named by its RDMA device's PCI function; a port
+    // with no RDMA device, or one not on PCI, is not guessed at.
+    let mut stranger = dropped.clone();
+    (stranger.port_id, stranger.rdma_dev) = (Some(200), vec!["mlx5_3".into()]);
+    let mut rxe = dropped.clone();
+    (rxe.port_id, rxe.rdma_dev) = (Some(201), vec!["rxe0".into()]);
+    let mut bare = dropped;
+    (bare.port_id, bare.rdma_dev) = (Some(202), vec![]);
+    let w = f.wanted(&o, &devs_left, &here_left, &[stranger, rxe, bare], r);
+    let r13 = "dranet-sec.node-a.example.com.pci-0000-13-00-0";
+    assert_eq!(w[r13].spec.taint.value.as_deref(), Some("no-active-tx-sa"));
+    assert_eq!(w.len(), 3, "{:?}", w.keys());
+    // A module reload: ens11 is tracked anew, under another port-id. It
+    // is the same device: the old id is forgotten, not taken as a port
+    // the kernel lost (as the pod's port on 0000:13:00.0 is, which the
+    // kernel reports no more).
+    let mut again = here_left.clone();
+    again[0].port_id = Some(300);
+    let w = f.wanted(&o, &devs_left, &again, &[], r);
+    assert_eq!(
+        names(&w),
+        [
+            (R11.to_string(), "encrypt-off".to_string()),
+            (R12.into(), "untracked".into()),
+            (r13.into(), "untracked".into())
+        ]
+    );
+    f.save().unwrap();
+    let text = fs::read_to_string(&kept).unwrap();
+    assert!(
+        text.contains("300 pci-0000-11-00-0\n") && !text.contains("101 "),
+        "{text}"
+    );
+}
