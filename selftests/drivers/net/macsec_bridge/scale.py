@@ -3,7 +3,6 @@
 """The lockstep at size, and what each event costs the module in ports.
 
     scale.py N
-    scale.py quiet-time FLAPS ROUNDS
 
 Ports mbv0 ... mbv(N-1) are bound, each to its own software MACsec netdev
 mbs0 ... on top of its partner (mbv1 for mbv0, mbv0 for mbv1, and so on:
@@ -25,14 +24,6 @@ runs three rows and prints one JSON object:
 Each change is an RTM_NEWLINK whose ack comes after every notification
 it caused was queued, so "every notification" is what the socket holds
 once the ack is in.
-
-`quiet-time` is the measure the module does not report: it makes a
-dummy in the namespace it runs in, takes it up and down FLAPS times in a
-row, ROUNDS times, and prints the fastest round's seconds: what else the
-guest or its host did can only add time. The notifier
-chain runs in the sender's context before the ack, so a round's time
-includes whatever the module does for those events; scale.sh compares it
-without the module and with it tracking N ports.
 """
 import json
 import os
@@ -40,7 +31,6 @@ import socket
 import struct
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mb_genl  # noqa: E402
@@ -128,34 +118,7 @@ def dump():
         g.sock.close()
 
 
-def quiet_time(flaps, rounds):
-    """Seconds of the fastest of `rounds` rounds of `flaps` up-down pairs on a
-    dummy made here, without IPv6 (whose work on each up is not what is
-    measured)."""
-    for cmd in (['link', 'add', 'mbq0', 'type', 'dummy'],
-                ['link', 'set', 'mbq0', 'addrgenmode', 'none']):
-        subprocess.run(['ip'] + cmd, check=True)
-    rt = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-    rt.bind((0, 0))
-    idx = ifindex('mbq0')
-    times = []
-    try:
-        for _ in range(rounds):
-            start = time.perf_counter()
-            for _ in range(flaps):
-                link_set(rt, idx, True)
-                link_set(rt, idx, False)
-            times.append(time.perf_counter() - start)
-    finally:
-        rt.close()
-        subprocess.run(['ip', 'link', 'del', 'mbq0'], check=True)
-    return min(times)
-
-
 def main():
-    if sys.argv[1] == 'quiet-time':
-        print(f'{quiet_time(int(sys.argv[2]), int(sys.argv[3])):.6f}')
-        return
     n = int(sys.argv[1])
     mid = f'mbs{n // 2}'
     rt = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
