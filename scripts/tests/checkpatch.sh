@@ -21,8 +21,11 @@ covered=("rust/|RUST")
 
 # The commits a Fixes: tag may name, as upstream's history has them (the
 # tarball has no git history: checkpatch cannot look them up, and says
-# UNKNOWN_COMMIT_ID for each; a tag not listed here fails instead).
-known_fixes=('8700e3e7c485 ("Soft RoCE driver")')
+# UNKNOWN_COMMIT_ID for each; a tag not listed here fails instead). Each
+# was checked against a Fixes: tag of a later upstream commit, or that
+# commit's own posting.
+known_fixes=('8700e3e7c485 ("Soft RoCE driver")'
+	'791bb3fcafce ("net: macsec: add support for specifying offload upon link creation")')
 
 src=linux-source-$MODULE_SERIES
 tar -xf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1 "$src/MAINTAINERS" \

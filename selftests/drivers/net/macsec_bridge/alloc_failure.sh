@@ -16,10 +16,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 dpu_bed veth
-FAULTS=/sys/kernel/debug/failslab
-[ -d "$FAULTS" ] && [ -e /proc/self/fail-nth ] ||
-	ktap_exit_fail_msg "no failslab or fail-nth: the kernel lacks CONFIG_FAILSLAB or" \
-		"CONFIG_FAULT_INJECTION_DEBUG_FS"
+failslab_require
 
 ktap_print_header
 ktap_set_plan 6

@@ -830,6 +830,15 @@ nic_cleanup() {
 	rm -rf "$ROW_DIR"
 }
 
+# failslab_require: the kernel fails allocations on demand (failslab,
+# through a task's fail-nth knob), or the test fails: the test config asks
+# for it.
+failslab_require() {
+	[ -d /sys/kernel/debug/failslab ] && [ -e /proc/self/fail-nth ] ||
+		ktap_exit_fail_msg "no failslab or fail-nth: the kernel lacks CONFIG_FAILSLAB or" \
+			"CONFIG_FAULT_INJECTION_DEBUG_FS"
+}
+
 # tracefs_require: tracefs at $T (set here), mounted if it was not, and
 # writable; a broken bed otherwise.
 tracefs_require() {

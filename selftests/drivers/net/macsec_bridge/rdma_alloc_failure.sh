@@ -15,9 +15,7 @@ set -u
 require_root
 require_cmd ip rdma insmod rmmod
 require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
-[ -d /sys/kernel/debug/failslab ] && [ -e /proc/self/fail-nth ] ||
-	ktap_exit_fail_msg "no failslab or fail-nth: the kernel lacks CONFIG_FAILSLAB or" \
-		"CONFIG_FAULT_INJECTION_DEBUG_FS"
+failslab_require
 
 cleanup() {
 	rdma link delete mb_rf0 2>/dev/null

@@ -34,6 +34,12 @@
 //! SecY offloaded to mtn0 before reaching it. mtn0 has no receive path:
 //! nothing is ever received on a SecY over it.
 //!
+//! With the alias `oom-after:mdo_add_secy`, say, the next allocation of
+//! the task that called that operation fails once the operation returned
+//! successfully (through the task's fail-nth knob): what macsec.c does
+//! after the driver took a SecY meets an out-of-memory. The test sets
+//! failslab's `ignore-gfp-wait` off first.
+//!
 //! With the alias `pn-wrap`, each frame mtn0 sends exhausts the packet
 //! numbers of the encoding SA of the SecY offloaded to it: the module calls
 //! `macsec_pn_wrapped()`, as aquantia and cn10k do from their interrupt
@@ -283,7 +289,40 @@ unsafe fn mdo(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
     // SAFETY: the caller's guarantee.
     let ret = unsafe { offload(op, ctx) };
     record(fmt!("{} exit {}", op, ret));
+    // SAFETY: for MAC offload the context holds the SecY's lower device,
+    // valid for the call.
+    let lower = unsafe { (*ctx).__bindgen_anon_1.netdev };
+    // SAFETY: `lower` is valid for the call (above).
+    let oom = unsafe {
+        alias_matches(lower, |a| {
+            a.strip_prefix(b"oom-after:") == Some(op.as_bytes())
+        })
+    };
+    if ret == 0 && oom {
+        // Last: the record above allocates.
+        fail_next_allocation();
+    }
     ret
+}
+
+/// Arms the calling task's fail-nth knob (`/proc/self/fail-nth`, with
+/// CONFIG_FAULT_INJECTION): the next allocation the task makes fails, as
+/// far as failslab fails it (`ignore-gfp-wait` must be off for sleeping
+/// ones). Whatever the MACsec core does after the operation meets an
+/// out-of-memory there: for `oom-after:mdo_add_secy` on a new SecY, the
+/// allocation of the receive handler's data in `macsec_newlink()`. A
+/// kernel without fault injection (Debian's) has no such knob: nothing
+/// fails.
+fn fail_next_allocation() {
+    #[cfg(CONFIG_FAULT_INJECTION)]
+    {
+        let task = kernel::task::Task::current_raw();
+        // SAFETY: `task` is the current task, alive for the call. Its
+        // `fail_nth` is written with WRITE_ONCE() (the fault injection
+        // code, and procfs for the task or a tracer), and read by the task
+        // itself: a volatile store is the same.
+        unsafe { core::ptr::write_volatile(&raw mut (*task).fail_nth, 1) };
+    }
 }
 
 /// One operation: succeeds, or fails as the lower device's alias asks.
