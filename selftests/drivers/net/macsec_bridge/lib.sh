@@ -830,13 +830,28 @@ nic_cleanup() {
 	rm -rf "$ROW_DIR"
 }
 
+# ops_are OP...: since the trace buffer ($T, tracefs_require) was emptied,
+# the model NIC returned from exactly these operations, in this order, each
+# as "mdo_NAME RET" ("phy mdo_NAME RET" for its PHY's).
+ops_are() {
+	local got
+	got=$(sed -n 's/.*macsec_test_nic: \(\(phy \)\?mdo_[a-z_]*\) exit \(-\?[0-9]*\)$/\1 \3/p' \
+		"$T/trace")
+	[ "$got" = "$(printf '%s\n' "$@")" ] && return 0
+	echo "# operations: $(echo $got)"
+	return 1
+}
+
 # failslab_require: the kernel fails allocations on demand (failslab,
 # through a task's fail-nth knob), or the test fails: the test config asks
-# for it.
+# for it. Set up as mb_genl.FailNth sets it: sleeping allocations fail
+# too, and no stack trace is printed per failure.
 failslab_require() {
 	[ -d /sys/kernel/debug/failslab ] && [ -e /proc/self/fail-nth ] ||
 		ktap_exit_fail_msg "no failslab or fail-nth: the kernel lacks CONFIG_FAILSLAB or" \
 			"CONFIG_FAULT_INJECTION_DEBUG_FS"
+	echo N >/sys/kernel/debug/failslab/ignore-gfp-wait &&
+		echo 0 >/sys/kernel/debug/failslab/verbose || bed_broken "cannot set failslab up"
 }
 
 # tracefs_require: tracefs at $T (set here), mounted if it was not, and

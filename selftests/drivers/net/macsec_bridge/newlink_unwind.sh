@@ -21,20 +21,6 @@ set -u
 nic_bed
 tracefs_require
 failslab_require
-# failslab skips sleeping allocations unless told otherwise; no stack
-# trace per failure.
-echo N >/sys/kernel/debug/failslab/ignore-gfp-wait &&
-	echo 0 >/sys/kernel/debug/failslab/verbose || bed_broken "cannot set failslab up"
-
-# ops_are OP...: since the trace was emptied, the model NIC returned from
-# exactly these operations, in this order, each as "mdo_NAME RET".
-ops_are() {
-	local got
-	got=$(sed -n 's/.*macsec_test_nic: \(mdo_[a-z_]*\) exit \(-\?[0-9]*\)$/\1 \2/p' "$T/trace")
-	[ "$got" = "$(printf '%s\n' "$@")" ] && return 0
-	echo "# operations: $(echo $got)"
-	return 1
-}
 
 ktap_print_header
 ktap_set_plan 5

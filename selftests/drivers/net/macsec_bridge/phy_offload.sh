@@ -41,16 +41,6 @@ ip link set mtp0 up || ktap_exit_fail_msg "cannot bring the model NIC mtp0 up"
 
 # fresh: forget the model NIC's records so far.
 fresh() { echo >"$T/trace"; }
-# ops_are OP...: since `fresh`, the model NIC returned from exactly these
-# operations, in this order, each as "[phy ]mdo_NAME RET".
-ops_are() {
-	local got
-	got=$(sed -n 's/.*macsec_test_nic: \(\(phy \)\?mdo_[a-z_]*\) exit \(-\?[0-9]*\)$/\1 \3/p' \
-		"$T/trace")
-	[ "$got" = "$(printf '%s\n' "$@")" ] && return 0
-	echo "operations: $got" >&2
-	return 1
-}
 # offload_is DEV MODE: ip shows MACsec netdev DEV offloaded as MODE.
 offload_is() {
 	local f=$ROW_DIR/link.json

@@ -257,14 +257,15 @@ unsafe fn alias_matches(dev: *mut bindings::net_device, test: impl FnOnce(&[u8])
 /// before it goes on, holding RTNL.
 const HOLD_MS: i64 = 6000;
 
-/// Whether `dev`'s alias asks `op` to fail.
+/// Whether `dev`'s alias is the directive `what` for operation `op`
+/// (`fail:` and `mdo_add_txsa`: `fail:mdo_add_txsa`).
 ///
 /// # Safety
 ///
 /// `dev` is a valid device.
-unsafe fn told_to_fail(dev: *mut bindings::net_device, op: &str) -> bool {
+unsafe fn alias_asks(dev: *mut bindings::net_device, what: &[u8], op: &str) -> bool {
     // SAFETY: the caller's guarantee.
-    unsafe { alias_matches(dev, |a| a.strip_prefix(b"fail:") == Some(op.as_bytes())) }
+    unsafe { alias_matches(dev, |a| a.strip_prefix(what) == Some(op.as_bytes())) }
 }
 
 /// Writes `macsec_test_nic: <args>` into the trace buffer, where the
@@ -293,12 +294,7 @@ unsafe fn mdo(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
     // valid for the call.
     let lower = unsafe { (*ctx).__bindgen_anon_1.netdev };
     // SAFETY: `lower` is valid for the call (above).
-    let oom = unsafe {
-        alias_matches(lower, |a| {
-            a.strip_prefix(b"oom-after:") == Some(op.as_bytes())
-        })
-    };
-    if ret == 0 && oom {
+    if ret == 0 && unsafe { alias_asks(lower, b"oom-after:", op) } {
         // Last: the record above allocates.
         fail_next_allocation();
     }
@@ -338,13 +334,13 @@ unsafe fn offload(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
     // valid for the call.
     let lower = unsafe { (*ctx).__bindgen_anon_1.netdev };
     // SAFETY: as above.
-    if unsafe { alias_matches(lower, |a| a.strip_prefix(b"hold:") == Some(op.as_bytes())) } {
+    if unsafe { alias_asks(lower, b"hold:", op) } {
         // Every operation runs under RTNL: the readers' test holds it so.
         record(fmt!("{} holding", op));
         kernel::time::delay::fsleep(kernel::time::Delta::from_millis(HOLD_MS));
     }
     // SAFETY: as above.
-    let fail = unsafe { told_to_fail(lower, op) };
+    let fail = unsafe { alias_asks(lower, b"fail:", op) };
     if op == "mdo_upd_secy" {
         // mlx5e_macsec_upd_secy(), its first half: every TX rule goes.
         set_rule(NO_RULE);
@@ -455,8 +451,7 @@ unsafe fn phy_mdo(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
     // module is gone (`ModelPhy`).
     let dev = unsafe { (*(*ctx).__bindgen_anon_1.phydev).attached_dev }.cast();
     // SAFETY: `dev` is mtp0, valid while a SecY is offloaded to its PHY.
-    let fail =
-        unsafe { alias_matches(dev, |a| a.strip_prefix(b"fail:phy:") == Some(op.as_bytes())) };
+    let fail = unsafe { alias_asks(dev, b"fail:phy:", op) };
     let ret = if fail {
         pr_info!("phy {}: failing as told\n", op);
         EIO.to_errno()
