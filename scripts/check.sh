@@ -503,6 +503,11 @@ kernel_checks() {
 	}
 	run "rust/ changes: rustfmt clean (kernel .rustfmt.toml)" rustfmt_rust
 
+	# The series' C API: what an offload notifier is told holds no way
+	# to the driver's context, which holds an SA's key.
+	run "offload notifiers cannot reach an SA's key (struct macsec_offload_info)" \
+		"$top/scripts/tests/offload_info/check.sh" "$kdir" "$log/offload_info"
+
 	clippy_module() {
 		local d=$log/clippy out=$log/clippy-build.log
 		modsrc "$d"

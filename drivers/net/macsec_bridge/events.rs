@@ -432,10 +432,11 @@ impl Observer for Bridge {
             // change to none), whether or not the change took.
             return;
         }
-        // Also for statistics requests (`ip macsec show`): every operation
-        // shows the whole SecY, which is how a SecY configured before the
-        // module loaded gets known (unsettled until an operation settles
-        // the driver: see `lockstep::learn`). On failure macsec.c puts the
+        // Every operation shows the whole SecY, which is how a SecY
+        // configured before the module loaded gets known (unsettled until
+        // an operation settles the driver: see `lockstep::learn`);
+        // statistics requests are not announced, so `ip macsec show` is
+        // not one. On failure macsec.c puts the
         // SecY back as it was, except where it goes on regardless; the
         // driver's state is unsettled either way.
         let lop = op_of(op, ctx);
@@ -475,8 +476,8 @@ impl Observer for Bridge {
             let known = lockstep::learn(s.known, seen, lop, ok);
             let same = s.known == known && s.id == id && s.ingress == Some(ingress);
             if lop == Op::Other && (!ok || (same && s.view.is_some())) {
-                // Nothing learnt and nothing in flight: a statistics
-                // request costs this lookup.
+                // Nothing learnt and nothing in flight: an RX operation
+                // costs this lookup.
                 return;
             }
             s.known = known;

@@ -41,7 +41,7 @@
 use crate::bindings;
 use crate::net::{
     device::{NetDevice, NetDeviceRef},
-    macsec::{Context, Mdo, Observer},
+    macsec::{Context, Mdo, Observer, Offload},
     rtnl::{Rtnl, RtnlGuard},
 };
 use crate::vlan::vlan_real_dev;
@@ -108,7 +108,13 @@ macro_rules! trampolines {
                         }
                         tramp::<T> as unsafe extern "C" fn(*mut bindings::macsec_context) -> c_int
                     }),)*
-                    // Not observed (PHY offload, TX path): mirrored as is.
+                    // Not observed (statistics, which the MACsec core does
+                    // not announce either, and the TX path): mirrored as is.
+                    mdo_get_dev_stats: orig.mdo_get_dev_stats,
+                    mdo_get_tx_sc_stats: orig.mdo_get_tx_sc_stats,
+                    mdo_get_tx_sa_stats: orig.mdo_get_tx_sa_stats,
+                    mdo_get_rx_sc_stats: orig.mdo_get_rx_sc_stats,
+                    mdo_get_rx_sa_stats: orig.mdo_get_rx_sa_stats,
                     mdo_insert_tx_tag: orig.mdo_insert_tx_tag,
                     needed_headroom: orig.needed_headroom,
                     needed_tailroom: orig.needed_tailroom,
@@ -134,11 +140,6 @@ trampolines! {
     mdo_add_txsa => AddTxsa,
     mdo_upd_txsa => UpdTxsa,
     mdo_del_txsa => DelTxsa,
-    mdo_get_dev_stats => GetDevStats,
-    mdo_get_tx_sc_stats => GetTxScStats,
-    mdo_get_tx_sa_stats => GetTxSaStats,
-    mdo_get_rx_sc_stats => GetRxScStats,
-    mdo_get_rx_sa_stats => GetRxSaStats,
 }
 
 impl<T: Observer> Interposed<T> {
@@ -194,12 +195,10 @@ impl<T: Observer> Interposed<T> {
             // SAFETY: `orig` is a valid table (type invariant).
             (slot(unsafe { &*this.orig }), this.observer.clone())
         };
-        // SAFETY: `ctx` is the valid MAC-offload context the core passed to
-        // `op`, under RTNL, for this call; for MAC offload the SecY's real
-        // device is `ctx->netdev` (`__macsec_get_ops()`).
-        let c = unsafe { Context::from_raw(ctx, op, lower) };
         if T::HAS_BEFORE {
-            observer.before(rtnl, op, &c);
+            // SAFETY: `ctx` is the valid MAC-offload context the core passed
+            // to `op`, under RTNL (`rtnl`), and `lower` its `netdev`.
+            observer.before(rtnl, op, &unsafe { told(ctx, op, lower) });
         }
         let ret = match orig {
             // SAFETY: forwarding the core's own arguments to the driver.
@@ -207,10 +206,44 @@ impl<T: Observer> Interposed<T> {
             None => 0,
         };
         if T::HAS_AFTER {
-            observer.after(rtnl, op, &c, to_result(ret));
+            // SAFETY: as above; the context is valid until the core's call
+            // returns.
+            observer.after(rtnl, op, &unsafe { told(ctx, op, lower) }, to_result(ret));
         }
         ret
     }
+}
+
+/// What the MACsec core would tell an observer of operation `op` on `ctx`
+/// (`macsec_offload_info`): copies of the context's fields, never the
+/// context, which holds the key of an SA operation.
+///
+/// # Safety
+///
+/// `ctx` is a valid MAC-offload context the MACsec core passed to `op`,
+/// under RTNL, held for `'a`, and `lower` is `ctx->netdev`.
+unsafe fn told<'a>(
+    ctx: *const bindings::macsec_context,
+    op: Mdo,
+    lower: *const bindings::net_device,
+) -> Context<'a> {
+    let tx_sa = matches!(op, Mdo::AddTxsa | Mdo::UpdTxsa | Mdo::DelTxsa);
+    // SAFETY: `ctx` is valid (the caller's guarantee); for the TX SA
+    // operations the MACsec core sets `sa.tx_sa` to the SA being added,
+    // updated or deleted, valid for the call, and otherwise the union holds
+    // an RX SA or nothing: its pointer is read but not followed. `active`
+    // is read once: PN exhaustion clears it from the datapath without RTNL
+    // (`macsec_pn_wrapped()`).
+    let (secy, an, active) = unsafe {
+        let sa = (*ctx).sa.__bindgen_anon_1.tx_sa;
+        let active = tx_sa && !sa.is_null() && core::ptr::read_volatile(&raw const (*sa).active);
+        ((*ctx).secy, (*ctx).sa.assoc_num, active)
+    };
+    // SAFETY: RTNL is held for `'a`; the core passes `op` the SecY of a
+    // MACsec netdev, valid for the call, and for MAC offload the SecY's
+    // real device is `ctx->netdev` (`__macsec_get_ops()`), `lower`.
+    // No offload change reaches a driver's table as one operation.
+    unsafe { Context::new(op, Offload::Mac, secy, lower, an, active, Offload::Off) }
 }
 
 /// An interposed device and its table, owned by the registry.

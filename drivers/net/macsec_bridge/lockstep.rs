@@ -300,8 +300,8 @@ pub enum Op {
         /// Association number.
         an: u8,
     },
-    /// Any RX SC/SA or statistics operation: changes nothing on egress, but
-    /// re-observes the SecY.
+    /// Any RX SC/SA operation: changes nothing on egress, but re-observes
+    /// the SecY.
     Other,
 }
 
@@ -315,7 +315,7 @@ impl Op {
     /// `mdo_del_secy` also turns offload off, and there a failure keeps the
     /// SecY offloaded; the operation cannot tell the two apart. The port
     /// then shows the SecY as not offloaded until an operation on it
-    /// succeeds (every one, statistics too, shows the whole SecY), and
+    /// succeeds (every one shows the whole SecY), and
     /// unsettled (the failure left the driver so, see [`learn`]) until one
     /// [`Op::settles`] it: it claims less than is true, never more.
     pub fn done_even_if_failed(self) -> bool {
@@ -413,8 +413,8 @@ pub fn in_flight(at_call: SecyState, op: Op) -> SecyState {
 /// unsettled too, as losing the reach does ([`reach`]): once it is back,
 /// only an operation that settles the driver says what it holds.
 pub fn learn(was: Knowledge, seen: SecyState, op: Op, ok: bool) -> Knowledge {
-    // An RX or statistics operation changes nothing on egress: its
-    // failure teaches nothing.
+    // An RX operation changes nothing on egress: its failure teaches
+    // nothing.
     if op == Op::Other && !ok {
         return was;
     }

@@ -889,7 +889,16 @@ fn lost_observation_is_unknown() {
             w.step(&Step::LowerLink { l: 0, up: true });
             w.step(&Step::Carrier { l: 0, on: true });
             assert_eq!(w.verdict_of_plain(0).1, Some(Reason::Unknown), "fault {n}");
+            // Statistics show nobody the SecY; a no-op update does.
             w.step(&Step::Stats { s });
+            assert_eq!(w.verdict_of_plain(0).1, Some(Reason::Unknown), "fault {n}");
+            w.step(&Step::Flags {
+                s,
+                encrypt: None,
+                protect: None,
+                encoding_sa: None,
+                fail: false,
+            });
             assert_eq!(
                 w.verdict_of_plain(0).1,
                 Some(Reason::Unsettled),
@@ -959,9 +968,9 @@ fn failed_offload_off_claims_less_until_seen() {
 }
 
 /// After a reload, an offloaded SecY is unknown until an operation shows
-/// it (`ip macsec show` is one), and unsettled, every record of the
-/// driver's in doubt, until a key change settles it; bindings are the old
-/// module's and gone.
+/// it (`ip macsec show` is none: statistics requests are not announced),
+/// and unsettled, every record of the driver's in doubt, until a key
+/// change settles it; bindings are the old module's and gone.
 #[test]
 fn reload_forgets_until_seen() {
     let _g = serial();
@@ -973,13 +982,25 @@ fn reload_forgets_until_seen() {
         w.verdict_of_secy(s),
         (Protection::None, Some(Reason::Unknown))
     );
-    // Statistics show the SecY, not what its driver was handed before.
+    // Statistics are asked of the driver, and nobody is told.
     w.step(&Step::Stats { s });
+    assert_eq!(
+        w.verdict_of_secy(s),
+        (Protection::None, Some(Reason::Unknown))
+    );
+    // An update shows the SecY, not what its driver was handed before.
+    w.step(&Step::Flags {
+        s,
+        encrypt: None,
+        protect: None,
+        encoding_sa: None,
+        fail: false,
+    });
     assert_eq!(
         w.verdict_of_secy(s),
         (Protection::None, Some(Reason::Unsettled))
     );
-    // Every record of the driver's in doubt: an update settles nothing...
+    // Every record of the driver's in doubt: another settles nothing...
     w.step(&Step::Flags {
         s,
         encrypt: None,

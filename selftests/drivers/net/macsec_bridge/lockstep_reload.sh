@@ -4,9 +4,9 @@
 # State that existed before the module loaded. The module never claims
 # protection it has not observed: a port whose offloaded SecY was configured
 # before loading says `reason unknown` and its bit stays off until an
-# offload operation shows the SecY (`ip macsec show` is one where the
-# driver offloads statistics; netdevsim does not, so here a no-op update,
-# `ip link set macsec0 type macsec encrypt on`, is), and `unsettled` until
+# offload operation shows the SecY (`ip macsec show` is none: statistics
+# requests are announced to no one; a no-op update, `ip link set macsec0
+# type macsec encrypt on`, is), and `unsettled` until
 # a key change (a TX SA made afresh, then made the encoding SA) settles
 # its driver.
 # Unloading clears every bit the module set and restores every macsec_ops:
@@ -36,7 +36,7 @@ check "load with an offloaded SecY and RXE already configured" insmod_bridge "$M
 check "unobserved: protection none, reason unknown" port_is none unknown
 check "unobserved: the bit stays off" [ "$(hw_macsec macsec0)" = off ]
 check "a monitor subscribes" table_begin
-row "ip macsec show on netdevsim (no statistics offload): still unknown" \
+row "ip macsec show (statistics, announced to no one): still unknown" \
 	macsec0 off none unknown -- \
 	ip macsec show macsec0
 row "a no-op SecY update re-observes it: unsettled (what its driver holds of SA 0 is not known)" \

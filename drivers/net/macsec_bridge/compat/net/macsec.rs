@@ -8,38 +8,38 @@
 //! Every change of an offloaded SecY reaches its driver as an operation of
 //! `struct macsec_ops`, with a `struct macsec_context`. The MACsec core
 //! announces each one ([`super::macsec_notifier`]); an [`Observer`] is told
-//! of it as a [`Mdo`] and a [`Context`], through which it reads the SecY
-//! ([`SecY`]) as the driver sees it. A [`SecYRef`] keeps a SecY to read it
-//! again later, under RTNL.
+//! of it as a [`Mdo`] and a [`Context`], copies of what the driver is told
+//! (never its key), through which it reads the SecY ([`SecY`]) as the
+//! driver sees it. A [`SecYRef`] keeps a SecY to read it again later,
+//! under RTNL.
 //!
 //! # Examples
 //!
-//! The context of a TX SA operation, read as an observer reads it:
+//! An observer that keeps, for the last TX SA operation a driver accepted,
+//! its association number and whether the SA is active. It is told of
+//! operations once registered ([`super::macsec_notifier::Registration`]).
 //!
 //! ```
+//! use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
 //! use crate::compat::net::{macsec::*, rtnl::Rtnl};
-//! use crate::compat::{bindings, prelude::*};
+//! use crate::compat::prelude::*;
 //!
-//! // SAFETY: all-zero is a valid SA and a valid context to fill in.
-//! let mut sa: crate::compat::bindings::macsec_tx_sa = unsafe { core::mem::zeroed() };
-//! sa.active = true;
-//! // SAFETY: as above.
-//! let mut ctx: crate::compat::bindings::macsec_context = unsafe { core::mem::zeroed() };
-//! ctx.offload = crate::compat::bindings::macsec_offload_MACSEC_OFFLOAD_MAC;
-//! ctx.sa.assoc_num = 2;
-//! ctx.sa.__bindgen_anon_1.tx_sa = &mut sa;
+//! /// The last accepted TX SA operation: `0x10 | an` if it left the SA
+//! /// active, `an` if not, `0xff` before the first.
+//! struct LastTxSa(AtomicU8);
 //!
-//! let _rtnl = Rtnl::lock();
-//! let real = core::ptr::null();
-//! // SAFETY: `ctx` is a MAC-offload context valid for this scope, in which
-//! // RTNL is held; nothing reads its (NULL) SecY or real device.
-//! let add = unsafe { Context::from_raw(&ctx, Mdo::AddTxsa, real) };
-//! assert_eq!((add.op(), add.offload(), add.assoc_num(), add.tx_sa_active()),
-//!            (Mdo::AddTxsa, Offload::Mac, 2, true));
-//! // An RX SA operation has no TX SA in the context's union.
-//! // SAFETY: as above.
-//! let rx = unsafe { Context::from_raw(&ctx, Mdo::AddRxsa, real) };
-//! assert!(!rx.tx_sa_active());
+//! #[vtable]
+//! impl Observer for LastTxSa {
+//!     fn after(&self, _rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result) {
+//!         if ret.is_ok() && matches!(op, Mdo::AddTxsa | Mdo::UpdTxsa) {
+//!             let active = if ctx.tx_sa_active() { 0x10 } else { 0 };
+//!             self.0.store(active | ctx.assoc_num(), Relaxed);
+//!         }
+//!     }
+//! }
+//!
+//! let last = LastTxSa(AtomicU8::new(0xff));
+//! assert_eq!(last.0.load(Relaxed), 0xff);
 //! ```
 
 use crate::compat::{
@@ -70,7 +70,8 @@ pub enum Offload {
 }
 
 impl Offload {
-    fn from_raw(v: crate::compat::bindings::macsec_offload) -> Offload {
+    /// The mode `v` names; a value this view does not know reads as [`Offload::Off`].
+    pub fn from_raw(v: crate::compat::bindings::macsec_offload) -> Offload {
         match v {
             crate::compat::bindings::macsec_offload_MACSEC_OFFLOAD_PHY => Offload::Phy,
             crate::compat::bindings::macsec_offload_MACSEC_OFFLOAD_MAC => Offload::Mac,
@@ -226,7 +227,9 @@ impl SecY {
     }
 }
 
-/// An offload operation (`mdo_*`).
+/// An offload operation the MACsec core announces (`mdo_*`). The
+/// statistics requests (`mdo_get_*_stats`) are not announced: they change
+/// nothing, and any user may make them.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Mdo {
     /// `mdo_dev_open`: the MACsec netdev is opened.
@@ -257,16 +260,6 @@ pub enum Mdo {
     UpdTxsa,
     /// `mdo_del_txsa`.
     DelTxsa,
-    /// `mdo_get_dev_stats`.
-    GetDevStats,
-    /// `mdo_get_tx_sc_stats`.
-    GetTxScStats,
-    /// `mdo_get_tx_sa_stats`.
-    GetTxSaStats,
-    /// `mdo_get_rx_sc_stats`.
-    GetRxScStats,
-    /// `mdo_get_rx_sa_stats`.
-    GetRxSaStats,
     /// Not a driver operation: a change of the SecY's offload mode, around
     /// the `mdo_add_secy` or `mdo_del_secy` it makes.
     UpdOffload,
@@ -310,44 +303,69 @@ impl SecYRef {
     }
 }
 
-/// The argument of an offload operation (`struct macsec_context`).
+/// An offload operation as an [`Observer`] is told of it (`struct
+/// macsec_offload_info`): copies of what the driver's `struct
+/// macsec_context` says, and the SecY. The context itself, which holds the
+/// key of an SA operation and which the driver is handed to write, is
+/// never shown.
 ///
 /// # Invariants
 ///
-/// `ctx` points to a context valid for `'a`, RTNL is held for `'a`, the
-/// offload is [`Offload::Mac`] or [`Offload::Phy`], `op` is the operation
-/// it was passed to, and `real` is the SecY's real device. The context is
-/// only read through the pointer, one field at a time: the driver gets a
-/// mutable pointer to it while a `Context` exists.
+/// RTNL is held for `'a`. `secy` is the SecY `op` is for, valid for `'a`,
+/// and `real` its real device; `offload` is [`Offload::Mac`] or
+/// [`Offload::Phy`]; `tx_sa_active` is `false` unless `op` is a TX SA
+/// operation, and `new_offload` [`Offload::Off`] unless it is
+/// [`Mdo::UpdOffload`].
 pub struct Context<'a> {
-    ctx: *const crate::compat::bindings::macsec_context,
     op: Mdo,
+    offload: Offload,
+    secy: *const crate::compat::bindings::macsec_secy,
     real: *const crate::compat::bindings::net_device,
-    _p: PhantomData<&'a crate::compat::bindings::macsec_context>,
+    assoc_num: u8,
+    tx_sa_active: bool,
+    new_offload: Offload,
+    _p: PhantomData<&'a SecY>,
 }
 
 impl<'a> Context<'a> {
-    /// The context `ctx` of operation `op`, for a SecY whose real device is
-    /// `real`.
+    /// Operation `op`, offloaded to `offload`, on `secy`, whose real device
+    /// is `real`. For the SA operations `assoc_num` is the association
+    /// number; for the TX SA operations `tx_sa_active` says whether the SA
+    /// is active, and for [`Mdo::UpdOffload`] `new_offload` is the mode
+    /// asked for: each is ignored for every other operation.
     ///
     /// # Safety
     ///
-    /// `ctx` is valid for `'a` and RTNL is held for `'a`; its offload is
-    /// MAC or PHY offload; it is the argument the MACsec core passes to
-    /// `op` (for [`Mdo::UpdOffload`], to the SecY operation the change
-    /// makes). `real` is the real device of `ctx`'s SecY: for MAC offload
-    /// `ctx->netdev`, for PHY offload the device whose `phydev` is
-    /// `ctx->phydev`.
-    pub unsafe fn from_raw(
-        ctx: *const crate::compat::bindings::macsec_context,
+    /// RTNL is held for `'a`. `secy` is the SecY of a MACsec netdev that
+    /// the MACsec core passes to `op` (for [`Mdo::UpdOffload`], to the
+    /// SecY operation the change makes first), valid for `'a`; `offload`
+    /// is where that operation goes, [`Offload::Mac`] or [`Offload::Phy`];
+    /// `real` is the SecY's real device: for MAC offload the device whose
+    /// `macsec_ops` the core calls, for PHY offload the device whose PHY's.
+    pub unsafe fn new(
         op: Mdo,
+        offload: Offload,
+        secy: *const crate::compat::bindings::macsec_secy,
         real: *const crate::compat::bindings::net_device,
+        assoc_num: u8,
+        tx_sa_active: bool,
+        new_offload: Offload,
     ) -> Self {
-        // INVARIANT: the caller's guarantees.
+        let tx_sa = matches!(op, Mdo::AddTxsa | Mdo::UpdTxsa | Mdo::DelTxsa);
+        // INVARIANT: the caller's guarantees; `tx_sa_active` is kept for
+        // the TX SA operations only, `new_offload` for an offload change.
         Context {
-            ctx,
             op,
+            offload,
+            secy,
             real,
+            assoc_num,
+            tx_sa_active: tx_sa && tx_sa_active,
+            new_offload: if op == Mdo::UpdOffload {
+                new_offload
+            } else {
+                Offload::Off
+            },
             _p: PhantomData,
         }
     }
@@ -358,50 +376,46 @@ impl<'a> Context<'a> {
     }
 
     /// The SecY's real device: for MAC offload the device whose
-    /// `macsec_ops` the MACsec core called (`ctx->netdev`; for a SecY on a
-    /// VLAN that is the VLAN, whose table forwards to its real device's),
-    /// for PHY offload the device whose PHY's `macsec_ops` it called.
+    /// `macsec_ops` the MACsec core called (for a SecY on a VLAN that is
+    /// the VLAN, whose table forwards to its real device's), for PHY
+    /// offload the device whose PHY's `macsec_ops` it called.
     pub fn lower(&self) -> &'a NetDevice {
         // SAFETY: `real` is the SecY's real device (type invariant), which
         // the SecY holds a reference to for as long as it exists, and the
-        // SecY outlives the operation, while RTNL is held for `'a`.
+        // SecY is valid for `'a`, while RTNL is held.
         unsafe { NetDevice::from_raw(self.real.cast_mut()) }
     }
 
-    /// The offload mode the operation is for.
+    /// Where the operation goes, the MAC or the PHY.
     pub fn offload(&self) -> Offload {
-        // SAFETY: the context is valid (type invariant).
-        Offload::from_raw(unsafe { (*self.ctx).offload })
+        self.offload
     }
 
     /// The SecY.
     pub fn secy(&self) -> &'a SecY {
-        // SAFETY: every operation gets a SecY valid while RTNL is held
-        // (type invariant); `SecY` is transparent.
-        unsafe { &*(*self.ctx).secy.cast::<SecY>() }
+        // SAFETY: the SecY is valid for `'a`, while RTNL is held (type
+        // invariant), which is what a view requires; `SecY` is
+        // transparent.
+        unsafe { &*self.secy.cast::<SecY>() }
     }
 
     /// For SA operations, the association number.
     pub fn assoc_num(&self) -> u8 {
-        // SAFETY: the context is valid (type invariant).
-        unsafe { (*self.ctx).sa.assoc_num }
+        self.assoc_num
     }
 
     /// For the TX SA operations (`mdo_{add,upd,del}_txsa`), whether the SA
     /// is active; `false` for every other operation.
     pub fn tx_sa_active(&self) -> bool {
-        if !matches!(self.op, Mdo::AddTxsa | Mdo::UpdTxsa | Mdo::DelTxsa) {
-            // The union holds an RX SA, or nothing, for these.
-            return false;
-        }
-        // SAFETY: for the TX SA operations the MACsec core sets `sa.tx_sa`
-        // to the SA being added, updated or deleted, valid for the call.
-        // `active` is read once: PN exhaustion clears it from the datapath
-        // without RTNL (`macsec_pn_wrapped()`), as for `SecY::tx_sa_active`.
-        unsafe {
-            let sa = (*self.ctx).sa.__bindgen_anon_1.tx_sa;
-            !sa.is_null() && core::ptr::read_volatile(&raw const (*sa).active)
-        }
+        self.tx_sa_active
+    }
+
+    /// For [`Mdo::UpdOffload`], the mode asked for; [`Offload::Off`] for
+    /// every other operation. ([`Context::offload`] is where the SecY
+    /// operation the change makes first goes: the new offloader, or the old
+    /// one for a change to none.)
+    pub fn new_offload(&self) -> Offload {
+        self.new_offload
     }
 }
 

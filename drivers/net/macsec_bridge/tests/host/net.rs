@@ -123,8 +123,8 @@ pub mod device {
         pub hw_features: u64,
         /// A MACsec-capable driver: `dev->macsec_ops` is set.
         pub macsec_ops: bool,
-        /// Its `macsec_ops` has `mdo_dev_open`, `mdo_dev_stop` and the
-        /// statistics operations (netdevsim and mlx5e have none of them).
+        /// Its `macsec_ops` has `mdo_dev_open` and `mdo_dev_stop` (netdevsim
+        /// and mlx5e have neither).
         pub macsec_dev_ops: bool,
         /// Its PHY offers MACsec offload: `dev->phydev->macsec_ops` is set.
         pub phy_macsec_ops: Cell<bool>,
@@ -408,11 +408,6 @@ pub mod macsec {
         AddTxsa,
         UpdTxsa,
         DelTxsa,
-        GetDevStats,
-        GetTxScStats,
-        GetTxSaStats,
-        GetRxScStats,
-        GetRxSaStats,
         UpdOffload,
     }
 
