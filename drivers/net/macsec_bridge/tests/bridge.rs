@@ -330,6 +330,19 @@ fn notes(w: &World) -> Vec<host::Note> {
         .collect()
 }
 
+/// An update that changes nothing (`ip link set macsec0 type macsec
+/// encrypt on` where it is on): an `upd_secy` that shows the driver the
+/// whole SecY.
+fn no_op_update(w: &mut World, s: usize) {
+    w.step(&Step::Flags {
+        s,
+        encrypt: None,
+        protect: None,
+        encoding_sa: None,
+        fail: false,
+    });
+}
+
 /// A key change, as MKA makes one: TX SA `an` added active, then made the
 /// encoding SA (`upd_secy`). A record made afresh is in no doubt, so the
 /// update settles the driver.
@@ -892,13 +905,7 @@ fn lost_observation_is_unknown() {
             // Statistics show nobody the SecY; a no-op update does.
             w.step(&Step::Stats { s });
             assert_eq!(w.verdict_of_plain(0).1, Some(Reason::Unknown), "fault {n}");
-            w.step(&Step::Flags {
-                s,
-                encrypt: None,
-                protect: None,
-                encoding_sa: None,
-                fail: false,
-            });
+            no_op_update(&mut w, s);
             assert_eq!(
                 w.verdict_of_plain(0).1,
                 Some(Reason::Unsettled),
@@ -989,25 +996,13 @@ fn reload_forgets_until_seen() {
         (Protection::None, Some(Reason::Unknown))
     );
     // An update shows the SecY, not what its driver was handed before.
-    w.step(&Step::Flags {
-        s,
-        encrypt: None,
-        protect: None,
-        encoding_sa: None,
-        fail: false,
-    });
+    no_op_update(&mut w, s);
     assert_eq!(
         w.verdict_of_secy(s),
         (Protection::None, Some(Reason::Unsettled))
     );
     // Every record of the driver's in doubt: another settles nothing...
-    w.step(&Step::Flags {
-        s,
-        encrypt: None,
-        protect: None,
-        encoding_sa: None,
-        fail: false,
-    });
+    no_op_update(&mut w, s);
     assert_eq!(
         w.verdict_of_secy(s),
         (Protection::None, Some(Reason::Unsettled))

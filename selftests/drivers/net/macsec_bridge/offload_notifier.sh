@@ -48,10 +48,10 @@ told_are() {
 	echo "# told: $(echo $got)"
 	return 1
 }
-# around OP SECY AN ACTIVE RET [OFFLOAD NEW]: the two lines of one MAC
-# operation on SECY (an ifindex) over mtn0, the driver returning RET.
+# around OP SECY AN ACTIVE RET: the two lines of one MAC operation on SECY
+# (an ifindex) over mtn0, the driver returning RET.
 around() {
-	local f="offload=${6:-mac} secy=$2 real=$NIC an=$3 active=$4 new=${7:-off}"
+	local f="offload=mac secy=$2 real=$NIC an=$3 active=$4 new=off"
 	echo "pre $1 $f ret=0 key=0"
 	echo "post $1 $f ret=$5 key=0"
 }
