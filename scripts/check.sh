@@ -507,6 +507,10 @@ kernel_checks() {
 	# to the driver's context, which holds an SA's key.
 	run "offload notifiers cannot reach an SA's key (struct macsec_offload_info)" \
 		"$top/scripts/tests/offload_info/check.sh" "$kdir" "$log/offload_info"
+	# The kernel crate's feature writes: safe code gets NETIF_F_HW_MACSEC
+	# alone, and no right to write it that the types cannot prove.
+	run "safe Rust cannot write other feature bits, nor from a made-up context" \
+		"$top/scripts/tests/features_api/check.sh" "$kdir" "$log/features_api"
 
 	clippy_module() {
 		local d=$log/clippy out=$log/clippy-build.log

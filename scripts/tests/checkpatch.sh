@@ -25,7 +25,9 @@ covered=("rust/|RUST")
 # was checked against a Fixes: tag of a later upstream commit, or that
 # commit's own posting.
 known_fixes=('8700e3e7c485 ("Soft RoCE driver")'
-	'791bb3fcafce ("net: macsec: add support for specifying offload upon link creation")')
+	'791bb3fcafce ("net: macsec: add support for specifying offload upon link creation")'
+	'dcb780fb2795 ("net: macsec: add nla support for changing the offloading selection")'
+	'642c984dd0e3 ("macsec: Detect if Rx skb is macsec-related for offloading devices that update md_dst")')
 
 src=linux-source-$MODULE_SERIES
 tar -xf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1 "$src/MAINTAINERS" \

@@ -55,13 +55,16 @@ for g in stock debian; do
 done
 # The stock kernel runs every test of the test kernel but the two of the
 # interposer's own test module, which needs the series' kernel crate, and
-# the one of the series' offload notifier, which it lacks; plus the
+# the ones of the series' offload notifier and of its kernel crate's
+# API, which it lacks, and the one whose frame would oops it without the
+# series' receive-path fix; plus the
 # package's test (the tree has no package), in the same order.
 [ "$(col stock)" = "$(col "$MODULE_SERIES" | grep -vx -e macsec_interposer.sh \
-	-e macsec_interposer_vlan.sh -e offload_notifier.sh -e dmesg_clean.sh
+	-e macsec_interposer_vlan.sh -e offload_notifier.sh -e crate_api.sh \
+	-e rx_offload_lost.sh -e dmesg_clean.sh
 	echo dkms_deb.sh; echo dmesg_clean.sh)" ] ||
 	fail "the stock list is not the $MODULE_SERIES list less macsec_interposer*.sh and" \
-		"offload_notifier.sh, plus dkms_deb.sh"
+		"offload_notifier.sh, crate_api.sh and rx_offload_lost.sh, plus dkms_deb.sh"
 same "kselftest files against the guests' lists" "$files" \
 	"$(for g in "$MODULE_SERIES" stock debian; do col "$g"; done | sort -u)"
 

@@ -136,7 +136,7 @@ impl Device {
 }
 
 /// Whether RXE sends IPv6 RoCE only through the GID's netdev: in a tree
-/// with the series, whose first patch makes it so, not in a kernel the
+/// with the series, whose RXE patch makes it so, not in a kernel the
 /// module is built for out of tree.
 const RXE_ROUTES_IPV6_STRICTLY: bool = cfg!(not(MACSEC_BRIDGE_COMPAT));
 

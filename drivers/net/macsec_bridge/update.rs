@@ -98,7 +98,8 @@ pub(crate) enum Locks<'a, 'e> {
     /// time, and restore interposers.
     Own(&'a mut RtnlGuard),
     /// A netdevice notifier: the core holds RTNL and, for some events, the
-    /// event device's instance lock.
+    /// event device's instance lock. The event is the one the core handed
+    /// the notifier, never one made here.
     Event(&'a Rtnl, &'a NetdevEvent<'e>),
     /// An offload operation's observer, for operation `Mdo`: the MACsec
     /// core holds RTNL. For every operation but `mdo_upd_secy` it holds no
@@ -122,30 +123,37 @@ impl Locks<'_, '_> {
     }
 
     /// Sets or clears `NETIF_F_HW_MACSEC` on `dev` if the locks that takes
-    /// are held or may be taken here; `false` if the write must be made
-    /// elsewhere.
-    fn write(&mut self, dev: &NetDevice, set: bool) -> bool {
-        let none = Features(0);
-        let (s, c) = if set {
-            (Features::HW_MACSEC, none)
-        } else {
-            (none, Features::HW_MACSEC)
-        };
+    /// are held or may be taken here: `Some(true)` if written, `Some(false)`
+    /// if the write must be made elsewhere, `None` if the bit turned out
+    /// not to be the module's (`FeaturesLock::set_hw_macsec` refused it:
+    /// the device gained `macsec_ops` or a user toggle since the update
+    /// found it the module's, which that update's successor sees).
+    fn write(&mut self, dev: &NetDevice, set: bool) -> Option<bool> {
         let lock = match self {
             Locks::Own(rtnl) => Some(dev.lock_features(rtnl)),
             Locks::Observer(rtnl, op) if *op != Mdo::UpdSecy => {
                 // SAFETY: no instance lock is held for this operation (see
-                // `Observer`).
+                // `Observer`), and an offload operation is no netdevice
+                // notifier.
                 Some(unsafe { dev.lock_features_unlocked(rtnl) })
             }
-            Locks::Observer(rtnl, _) => dev.features_lock_rtnl(rtnl),
+            // SAFETY: an offload operation is no netdevice notifier.
+            Locks::Observer(rtnl, _) => unsafe { dev.features_lock_rtnl(rtnl) },
             // The event's proof covers the event's device only. A notifier
             // may run inside another device's locked section, so any other
             // device is written here only if RTNL is all it needs.
-            Locks::Event(rtnl, ev) if *ev.dev() == *dev => ev.features_lock(rtnl),
-            Locks::Event(rtnl, _) => dev.features_lock_rtnl(rtnl),
+            // SAFETY: `ev` is the event the core handed the notifier
+            // (`Locks::Event`).
+            Locks::Event(rtnl, ev) if *ev.dev() == *dev => unsafe { ev.features_lock(rtnl) },
+            // SAFETY: the notifier handles an event of another device, so
+            // not this one's `NETDEV_REGISTER`.
+            Locks::Event(rtnl, _) => unsafe { dev.features_lock_rtnl(rtnl) },
         };
-        lock.map(|l| l.change(s, c)).is_some()
+        match lock.map(|l| l.set_hw_macsec(set)) {
+            None => Some(false),
+            Some(Ok(_)) => Some(true),
+            Some(Err(_)) => None,
+        }
     }
 }
 
@@ -357,7 +365,9 @@ impl Bridge {
             if dev.features().contains(Features::HW_MACSEC) == set {
                 continue;
             }
-            let written = locks.write(&dev, set);
+            let Some(written) = locks.write(&dev, set) else {
+                continue;
+            };
             trace::feature(dev.ifindex(), set, written);
             deferred |= !written;
         }

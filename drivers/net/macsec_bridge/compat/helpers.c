@@ -7,4 +7,5 @@
 #include "helpers/net/net_namespace.c"
 #include "helpers/net/netdev_lock.c"
 #include "helpers/net/netdevice.c"
+#include "helpers/net/rtnetlink.c"
 #include "helpers/rdma.c"

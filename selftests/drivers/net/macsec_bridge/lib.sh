@@ -900,6 +900,18 @@ dmesg_since() {
 	awk -v m="$DMESG_MARK" '$1 > m { sub(/^[0-9]+ /, ""); print }' <<<"$log"
 }
 
+# The records of the kernel log that tests raised on purpose (a contract
+# broken to see lockdep report it), one "FIRST LAST" range of sequence
+# numbers a line: dmesg_clean.sh leaves them out. One file per boot, as
+# the numbers are.
+SPLATS_FILE=/tmp/macsec_bridge-expected-splats.$(</proc/sys/kernel/random/boot_id)
+
+# splat_expected FIRST LAST: records FIRST to LAST are a warning the test
+# raised on purpose.
+splat_expected() {
+	echo "$1 $2" >>"$SPLATS_FILE"
+}
+
 # dmesg_clean_since DESCRIPTION: one KTAP result, whether the kernel
 # printed a warning, bug, sanitizer report, leaked netdev reference or hung
 # task after the mark (a log that lost lines since fails).

@@ -16,9 +16,9 @@
 # update that hands the driver the whole SecY brings the claim back. Each
 # row states every notification the port sends, in order; ethtool's view
 # of the offloading device is checked in each action. The port is h0, a
-# veth with RXE on it, bound to the SecY (its bit is the module's). mtn0
-# has no receive path: nothing reaches macsec.c's receive path of a SecY
-# whose device lost the bit.
+# veth with RXE on it, bound to the SecY (its bit is the module's). What
+# macsec.c's receive path does with a frame for a SecY whose device lost
+# the bit is rx_offload_lost.sh's.
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -21,10 +21,11 @@
 //! assert!(lo.upper_devs(&rtnl)?.is_empty());
 //! assert!(!lo.features().contains(Features::HW_MACSEC));
 //! // The loopback device is not ops-locked: RTNL is enough to write its
-//! // features, and setting a bit that is already set changes nothing.
+//! // features, and clearing a bit that is clear changes nothing.
 //! assert!(!lo.need_ops_lock());
-//! let lock = lo.features_lock_rtnl(&rtnl).expect("not ops-locked");
-//! assert!(!lock.change(lo.features(), Features(0)));
+//! // SAFETY: RTNL was taken here, not by a notifier of `lo`'s registration.
+//! let lock = unsafe { lo.features_lock_rtnl(&rtnl) }.expect("not ops-locked");
+//! assert_eq!(lock.set_hw_macsec(false), Ok(false));
 //! # Ok::<(), Error>(())
 //! ```
 //!
@@ -59,14 +60,15 @@
 //!
 //! let mut rtnl = Rtnl::lock();
 //! // RTNL alone is not enough for this device.
-//! assert!(dev.features_lock_rtnl(&rtnl).is_none());
+//! // SAFETY: RTNL was taken here, not by a notifier of `dev`'s registration.
+//! assert!(unsafe { dev.features_lock_rtnl(&rtnl) }.is_none());
 //! let lock = dev.lock_features(&mut rtnl);
 //! assert!(!dev.features().contains(Features::HW_MACSEC));
 //! // A change is announced (NETDEV_FEAT_CHANGE) and reported; a repeat is not.
-//! assert!(lock.change(Features::HW_MACSEC, Features(0)));
-//! assert!(!lock.change(Features::HW_MACSEC, Features(0)));
+//! assert_eq!(lock.set_hw_macsec(true), Ok(true));
+//! assert_eq!(lock.set_hw_macsec(true), Ok(false));
 //! assert!(dev.features().contains(Features::HW_MACSEC));
-//! assert!(lock.change(Features(0), Features::HW_MACSEC));
+//! assert_eq!(lock.set_hw_macsec(false), Ok(true));
 //! drop(lock);
 //! drop(rtnl);
 //!
@@ -283,9 +285,10 @@ impl NetDevice {
     /// lock (or, while unregistering a batch, the locks of several devices),
     /// and taking it again would deadlock. There, see
     /// [`NetDevice::assume_features_locked`]. The guard is borrowed
-    /// exclusively, so one thread holds one device's instance lock at a
-    /// time: never the same one twice, never two in an order lockdep has not
-    /// seen.
+    /// exclusively, so through it one thread holds one device's instance
+    /// lock at a time. (A caller that already holds an instance lock
+    /// without RTNL, as queue management and shaper callbacks do, cannot
+    /// take RTNL to begin with: it nests outside.)
     pub fn lock_features<'a>(&'a self, rtnl: &'a mut RtnlGuard) -> FeaturesLock<'a> {
         // SAFETY: the device is valid and RTNL is held (`rtnl`), which the
         // instance lock nests in.
@@ -305,7 +308,9 @@ impl NetDevice {
     /// # Safety
     ///
     /// The current thread holds no netdev instance lock, of this device or
-    /// any other, for all of `'a`. An offloaded MACsec operation qualifies
+    /// any other, for all of `'a`, and the caller is not a netdevice
+    /// notifier handling this device's `NETDEV_REGISTER` (see
+    /// [`FeaturesLock`]). An offloaded MACsec operation qualifies
     /// when `macsec.c` calls it from its own netlink requests, its
     /// rtnetlink operations, its open and stop, or its real device's
     /// `NETDEV_UNREGISTER`, all under RTNL alone; `mdo_upd_secy` does not
@@ -329,12 +334,20 @@ impl NetDevice {
 
     /// The right to write the features of a device that is not ops-locked,
     /// for which RTNL is enough; `None` for an ops-locked device.
-    pub fn features_lock_rtnl<'a>(&'a self, rtnl: &'a Rtnl) -> Option<FeaturesLock<'a>> {
+    ///
+    /// # Safety
+    ///
+    /// The caller is not a netdevice notifier handling this device's
+    /// `NETDEV_REGISTER`, for all of `'a` (see [`FeaturesLock`]). RTNL the
+    /// caller took itself ([`NetDevice::lock_features`]) needs no such
+    /// promise.
+    pub unsafe fn features_lock_rtnl<'a>(&'a self, rtnl: &'a Rtnl) -> Option<FeaturesLock<'a>> {
         if self.need_ops_lock() {
             return None;
         }
-        // SAFETY: RTNL is held for `'a` (`rtnl`), and the device has no
-        // instance lock.
+        // SAFETY: RTNL is held for `'a` (`rtnl`), the device has no
+        // instance lock, and the caller handles no `NETDEV_REGISTER` of it
+        // (the caller's guarantee).
         Some(unsafe { self.assume_features_locked(rtnl) })
     }
 
@@ -345,10 +358,12 @@ impl NetDevice {
     ///
     /// For all of `'a`, the caller must hold RTNL (`rtnl`) and, if the device
     /// is ops-locked, its instance lock: for example in a netdevice notifier
-    /// for this device's `NETDEV_REGISTER`, `UP`, `GOING_DOWN`, `DOWN`,
-    /// `CHANGE` or `CHANGENAME`, which the core calls with that lock held
-    /// ("Notifiers and netdev instance lock" in
-    /// Documentation/networking/netdevices.rst).
+    /// for this device's `UP`, `GOING_DOWN`, `DOWN`, `CHANGE` or
+    /// `CHANGENAME`, which the core calls with that lock held ("Notifiers
+    /// and netdev instance lock" in Documentation/networking/netdevices.rst).
+    /// The caller must not be a netdevice notifier handling this device's
+    /// `NETDEV_REGISTER`, though the lock is held there too (see
+    /// [`FeaturesLock`]).
     pub unsafe fn assume_features_locked<'a>(&'a self, rtnl: &'a Rtnl) -> FeaturesLock<'a> {
         // SAFETY: the device is valid; with lockdep, this checks what the
         // caller promises.
@@ -359,6 +374,27 @@ impl NetDevice {
             _rtnl: rtnl,
             unlock: false,
         }
+    }
+
+    /// Whether MACsec may be offloaded to the device's MAC: it has
+    /// `macsec_ops`, its driver's or, for a VLAN, ones that forward to its
+    /// real device. `false` without `CONFIG_MACSEC`.
+    ///
+    /// On such a device `NETIF_F_HW_MACSEC` belongs to the driver: the
+    /// MACsec core reads it to decide whether a SecY may be offloaded to the
+    /// device (`macsec_check_offload()`), and again on the receive path of
+    /// an offloaded SecY.
+    pub fn has_macsec_ops(&self) -> bool {
+        #[cfg(CONFIG_MACSEC)]
+        {
+            // SAFETY: the device is valid. Its driver sets the field before
+            // registering it; it is read once, as `READ_ONCE()` would,
+            // whatever the caller holds.
+            let ops = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).macsec_ops) };
+            !ops.is_null()
+        }
+        #[cfg(not(CONFIG_MACSEC))]
+        false
     }
 
     /// The features a user may toggle (`dev->hw_features`).
@@ -428,10 +464,21 @@ impl NetDevice {
 /// require. Taken with [`NetDevice::lock_features`] (released on drop) or
 /// proven with [`NetDevice::assume_features_locked`].
 ///
+/// It is not had in a netdevice notifier handling the device's
+/// `NETDEV_REGISTER`: a write announces `NETDEV_FEAT_CHANGE`, which would
+/// reach the notifiers after that one before they have seen the device
+/// registered (in its new namespace, for a move), and a notifier that
+/// keeps per-device state from `NETDEV_REGISTER` on may rely on that
+/// order. The core itself settles a new device's features before it
+/// announces the device (`register_netdevice()`). (An event some notifier
+/// sends nested in the device's `NETDEV_REGISTER`, as `net_failover`
+/// opens a slave from there, is handled as what it is.)
+///
 /// # Invariants
 ///
 /// While it exists, the current thread holds RTNL and, if `dev` is
-/// ops-locked, `dev`'s instance lock. If `unlock` is true, this value took
+/// ops-locked, `dev`'s instance lock, and is not in a netdevice notifier
+/// handling `dev`'s `NETDEV_REGISTER`. If `unlock` is true, this value took
 /// the instance lock (if any) and releases it on drop.
 pub struct FeaturesLock<'a> {
     dev: &'a NetDevice,
@@ -440,13 +487,40 @@ pub struct FeaturesLock<'a> {
 }
 
 impl FeaturesLock<'_> {
-    /// Sets and clears bits of the device's `dev->features` and, if anything
-    /// changed, announces it with `netdev_features_change()`
-    /// (`NETDEV_FEAT_CHANGE`, `RTM_NEWLINK`, `ETHTOOL_MSG_FEATURES_NTF`).
+    /// Sets or clears `NETIF_F_HW_MACSEC` (ethtool's `macsec-hw-offload`)
+    /// in the device's `dev->features` and, if that changed it, announces
+    /// it with `netdev_features_change()` (`NETDEV_FEAT_CHANGE`,
+    /// `RTM_NEWLINK`, `ETHTOOL_MSG_FEATURES_NTF`). Returns whether it
+    /// changed.
     ///
-    /// Returns whether the features changed.
-    pub fn change(&self, set: Features, clear: Features) -> bool {
+    /// Only a bit that belongs to nobody else is written. Fails with
+    /// `EOPNOTSUPP`, writing nothing, on a device:
+    ///
+    /// - with `macsec_ops` ([`NetDevice::has_macsec_ops`]), where the bit
+    ///   is its driver's: the MACsec core reads it to decide whether a SecY
+    ///   may be offloaded to the device (`macsec_check_offload()`), and
+    ///   again to find the operations of an offloaded SecY, on its receive
+    ///   path too (`macsec_get_ops()`, `handle_not_macsec()`): set, it would
+    ///   let offload reach a driver that never allowed it; cleared under an
+    ///   offloaded SecY, it would leave that path without operations;
+    /// - whose users may toggle the bit (`hw_features`): it is theirs, and
+    ///   the next `netdev_update_features()` would recompute it from what
+    ///   they asked for.
+    ///
+    /// Nothing else in `dev->features` is written: other bits promise the
+    /// stack what the driver does with frames.
+    ///
+    /// The write holds until the device's features are next computed
+    /// (`netdev_update_features()`): a bit outside `hw_features` is kept
+    /// then, unless the device's own `ndo_fix_features` drops it, as a
+    /// MACsec netdev's and a macvlan's do. Each change, the write's and a
+    /// later drop, is announced with `NETDEV_FEAT_CHANGE`.
+    pub fn set_hw_macsec(&self, on: bool) -> Result<bool> {
+        if self.dev.has_macsec_ops() || self.dev.hw_features().contains(Features::HW_MACSEC) {
+            return Err(EOPNOTSUPP);
+        }
         let dev = self.dev.as_raw();
+        let bit = crate::compat::bindings::NETIF_F_HW_MACSEC;
         // SAFETY: the device is valid, and the locks that serialise writers
         // of its `features` are held (type invariant), so the field is read
         // plainly. It is written once, as `WRITE_ONCE()` would: readers
@@ -455,7 +529,7 @@ impl FeaturesLock<'_> {
         let changed = unsafe {
             let field = &raw mut (*dev).features;
             let old = *field;
-            let new = (old | set.0) & !clear.0;
+            let new = if on { old | bit } else { old & !bit };
             core::ptr::write_volatile(field, new);
             old != new
         };
@@ -464,7 +538,7 @@ impl FeaturesLock<'_> {
             // `netdev_features_change` requires.
             unsafe { crate::compat::bindings::netdev_features_change(dev) };
         }
-        changed
+        Ok(changed)
     }
 }
 

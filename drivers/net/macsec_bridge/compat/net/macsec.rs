@@ -435,19 +435,6 @@ pub trait Observer: Send + Sync {
 }
 
 impl NetDevice {
-    /// Whether MACsec may be offloaded to the device's MAC: it has `macsec_ops`, its driver's or,
-    /// for a VLAN, ones that forward to its real device.
-    ///
-    /// On such a device `NETIF_F_HW_MACSEC` belongs to the driver: the MACsec core reads it to
-    /// decide whether a SecY may be offloaded to the device (`macsec_check_offload()`), and again
-    /// on the receive path of an offloaded SecY.
-    pub fn has_macsec_ops(&self) -> bool {
-        // SAFETY: the device is valid. Its driver sets the field before registering it; it is
-        // read once, as `READ_ONCE()` would, whatever the caller holds.
-        let ops = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).macsec_ops) };
-        !ops.is_null()
-    }
-
     /// The `macsec_ops` of the device's PHY, NULL if it has no PHY or the PHY none: what the
     /// MACsec core reads for PHY offload (`macsec_check_offload()`, `__macsec_get_ops()`).
     fn phy_macsec_ops(&self, _rtnl: &Rtnl) -> *const crate::compat::bindings::macsec_ops {

@@ -158,30 +158,47 @@ impl<'a> NetdevEvent<'a> {
     /// The core sends `NETDEV_REGISTER`, `UP`, `GOING_DOWN`, `DOWN`, `CHANGE`
     /// and `CHANGENAME` with the device's instance lock held if it is
     /// ops-locked ("Notifiers and netdev instance lock" in
-    /// Documentation/networking/netdevices.rst). For `UP` to `CHANGENAME`,
-    /// and for every event but `NETDEV_REGISTER` of a device that is not
-    /// ops-locked, this is `Some`. For the other events of an ops-locked
-    /// device it is `None`: the lock may or may not be held. For
-    /// `NETDEV_REGISTER` it is always `None`: a write announces
-    /// `NETDEV_FEAT_CHANGE`, which would reach the notifiers after this one
-    /// before they have seen the device registered (in its namespace, for
-    /// a move). Such writes belong in a context that takes RTNL itself
+    /// Documentation/networking/netdevices.rst). This is `Some` for `UP` to
+    /// `CHANGENAME`, and for `UNREGISTER`, `FEAT_CHANGE` and `CHANGEUPPER`
+    /// of a device that is not ops-locked; `None` for those three of an
+    /// ops-locked device, where the lock may or may not be held. It is
+    /// `None` for `NETDEV_REGISTER`, and for every other event
+    /// ([`NetdevEvent::Other`]), some of which come before the device is
+    /// announced (`NETDEV_POST_INIT`) or for one that never was
+    /// (`NETDEV_PRE_UNINIT` of a failed registration): a write announces
+    /// `NETDEV_FEAT_CHANGE`, which would reach notifiers that have not seen
+    /// the device registered (in its namespace, for a move). Such writes
+    /// belong in a context that takes RTNL itself
     /// ([`NetDevice::lock_features`]).
-    pub fn features_lock<'b>(&'b self, rtnl: &'b Rtnl) -> Option<FeaturesLock<'b>> {
+    ///
+    /// # Safety
+    ///
+    /// `self` is the event the calling notifier is handling, as
+    /// [`NetdevNotifier::event`] was handed it: what it proves is that the
+    /// core sent it. (Anyone can make a `NetdevEvent`.)
+    pub unsafe fn features_lock<'b>(&'b self, rtnl: &'b Rtnl) -> Option<FeaturesLock<'b>> {
         let dev = self.dev();
         match self {
-            NetdevEvent::Register(_) => None,
             NetdevEvent::Up(_)
             | NetdevEvent::GoingDown(_)
             | NetdevEvent::Down(_)
             | NetdevEvent::Change(_)
             | NetdevEvent::ChangeName(_) => {
-                // SAFETY: RTNL is held (`rtnl`) and, for these events, so
-                // is the device's instance lock if it has one, for the
-                // whole call.
+                // SAFETY: RTNL is held (`rtnl`) and, for these events, which
+                // the core sent (the caller's guarantee), so is the device's
+                // instance lock if it has one, for the whole call; the
+                // notifier handles no `NETDEV_REGISTER` of the device.
                 Some(unsafe { dev.assume_features_locked(rtnl) })
             }
-            _ => dev.features_lock_rtnl(rtnl),
+            NetdevEvent::Unregister(_)
+            | NetdevEvent::FeatChange(_)
+            | NetdevEvent::ChangeUpper { .. } => {
+                // SAFETY: the notifier handles another event than the
+                // device's `NETDEV_REGISTER` (the caller's guarantee that
+                // the core sent this one).
+                unsafe { dev.features_lock_rtnl(rtnl) }
+            }
+            NetdevEvent::Register(_) | NetdevEvent::Other(..) => None,
         }
     }
 }

@@ -94,10 +94,9 @@ impl Rtnl {
     /// runs in a callback that the networking core documents as invoked under
     /// RTNL (netdevice notifiers, `macsec_ops`, `ndo_*` config operations).
     pub unsafe fn assume_held<R>(f: impl FnOnce(&Rtnl) -> R) -> R {
-        // `rtnl_is_locked()` would only say that some task holds it.
-        #[cfg(CONFIG_PROVE_LOCKING)]
-        // SAFETY: `lockdep_rtnl_is_held` only reads this task's lock state.
-        debug_assert!(unsafe { crate::compat::bindings::lockdep_rtnl_is_held() });
+        // SAFETY: the helper only reads this task's lock state and, with
+        // lockdep, warns as `lockdep_assert()` does.
+        unsafe { crate::compat::bindings::rtnl_assert_held() };
         // SAFETY: the caller guarantees that this task holds RTNL for the
         // call, and the reference is `f`'s for the call only (its lifetime
         // is any, so `f` cannot return it).

@@ -294,7 +294,10 @@ pub mod device {
             }
         }
 
-        pub fn features_lock_rtnl<'a>(&'a self, rtnl: &'a Rtnl) -> Option<FeaturesLock<'a>> {
+        /// # Safety
+        ///
+        /// Not a notifier handling this device's `NETDEV_REGISTER`.
+        pub unsafe fn features_lock_rtnl<'a>(&'a self, rtnl: &'a Rtnl) -> Option<FeaturesLock<'a>> {
             (!self.ops_locked).then_some(FeaturesLock {
                 dev: self,
                 _rtnl: rtnl,
@@ -337,16 +340,21 @@ pub mod device {
     }
 
     impl FeaturesLock<'_> {
-        /// As the kernel's: writes `dev->features` and, if they changed,
+        /// As the kernel's: refuses a bit that is the driver's or the
+        /// user's, else writes `NETIF_F_HW_MACSEC` and, if it changed,
         /// sends `NETDEV_FEAT_CHANGE` (with the instance lock held, as
         /// `netdev_features_change` is called).
-        pub fn change(&self, set: Features, clear: Features) -> bool {
+        pub fn set_hw_macsec(&self, on: bool) -> crate::error::Result<bool> {
             let d = self.dev;
+            if d.has_macsec_ops() || d.hw_features().contains(Features::HW_MACSEC) {
+                return Err(crate::error::code::EOPNOTSUPP);
+            }
             let old = d.features.get();
-            let new = (old | set.0) & !clear.0;
+            let bit = Features::HW_MACSEC.0;
+            let new = if on { old | bit } else { old & !bit };
             d.features.set(new);
             if old == new {
-                return false;
+                return Ok(false);
             }
             d.writes.set(d.writes.get() + 1);
             crate::host::record(crate::host::Rec::Feature {
@@ -356,7 +364,7 @@ pub mod device {
             let was = d.instance_locked.replace(d.ops_locked);
             notifier::call(NetdevEvent::FeatChange(d));
             d.instance_locked.set(was);
-            true
+            Ok(true)
         }
     }
 }
@@ -674,7 +682,11 @@ pub mod notifier {
 
         /// As the kernel's: the events the core sends with the device's
         /// instance lock held give the right to write its features.
-        pub fn features_lock<'b>(&'b self, rtnl: &'b Rtnl) -> Option<FeaturesLock<'b>> {
+        ///
+        /// # Safety
+        ///
+        /// `self` is the event the notifier was handed.
+        pub unsafe fn features_lock<'b>(&'b self, rtnl: &'b Rtnl) -> Option<FeaturesLock<'b>> {
             let dev = self.dev();
             match self {
                 // As the kernel's: a write there would announce
@@ -689,7 +701,11 @@ pub mod notifier {
                     // (`call` marks it).
                     Some(unsafe { dev.assume_features_locked(rtnl) })
                 }
-                _ => dev.features_lock_rtnl(rtnl),
+                // SAFETY: not `NETDEV_REGISTER`.
+                NetdevEvent::Unregister(_)
+                | NetdevEvent::FeatChange(_)
+                | NetdevEvent::ChangeUpper { .. } => unsafe { dev.features_lock_rtnl(rtnl) },
+                NetdevEvent::Other(..) => None,
             }
         }
     }

@@ -31,8 +31,12 @@
 //! mlx5e's `fix_features` does in switchdev mode, the eswitch mode of a
 //! DPU; `ethtool -K mtn0 macsec-hw-offload off` clears it too (mlx5e lists
 //! it in `hw_features`). From then on macsec.c fails every operation of a
-//! SecY offloaded to mtn0 before reaching it. mtn0 has no receive path:
-//! nothing is ever received on a SecY over it.
+//! SecY offloaded to mtn0 before reaching it.
+//!
+//! With the alias `rx-loop`, mtn0 receives every frame it sends, as if its
+//! wire looped back: what a SecY on mtn0 (or on a VLAN over it) sends, or a
+//! packet socket on mtn0, reaches the MACsec core's receive path. Without
+//! it mtn0 receives nothing.
 //!
 //! With the alias `oom-after:mdo_add_secy`, say, the next allocation of
 //! the task that called that operation fails once the operation returned
@@ -366,6 +370,8 @@ unsafe fn offload(op: &str, ctx: *mut bindings::macsec_context) -> c_int {
 }
 
 /// Sends nothing; with the alias `pn-wrap`, first exhausts the encoding SA.
+/// With the alias `rx-loop`, receives what it sends instead, as a NIC
+/// whose wire loops back: the receive path of whatever sits on mtn0.
 ///
 /// # Safety
 ///
@@ -375,6 +381,15 @@ unsafe extern "C" fn xmit(
     skb: *mut bindings::sk_buff,
     dev: *mut bindings::net_device,
 ) -> bindings::netdev_tx_t {
+    // SAFETY: `dev` is valid for the call.
+    if unsafe { alias_matches(dev, |a| a == b"rx-loop") } {
+        // SAFETY: the skb is ours to give up, and `dev` is valid and
+        // running (it transmits); `dev_forward_skb()` consumes the skb
+        // whatever it returns, and queues it for receive on `dev`, from
+        // any context.
+        unsafe { bindings::dev_forward_skb(dev, skb) };
+        return bindings::netdev_tx_NETDEV_TX_OK;
+    }
     // SAFETY: `dev` is valid for the call.
     let wrap = unsafe { alias_matches(dev, |a| a == b"pn-wrap") };
     let secy = SECY.load(Ordering::Acquire);

@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A frame received under a MAC-offloaded SecY whose device lost
+# NETIF_F_HW_MACSEC (ethtool -K ... macsec-hw-offload off, on the model
+# NIC mtn0, which lists the bit in hw_features as mlx5e does, or on a VLAN
+# over it). The MACsec core then finds no operations for the SecY
+# (macsec_get_ops()), and its receive path (handle_not_macsec()) must not
+# dereference them: the frame reaches the device, nothing of it the SecY
+# (the model NIC marks nothing it decrypted with an md_dst, which would
+# still name the SecY), and the kernel log stays clean. With the bit, the same frame reaches the
+# SecY too (a broadcast is copied to it), which shows the path is taken.
+# The model NIC receives what it sends (its alias rx-loop); each frame
+# carries a payload of its own, sent out of a packet socket.
+#
+# For the kernel with the patch series only: without the series' third
+# patch the first such frame oopses the kernel (the stock and Debian
+# kernels have the bug).
+set -u
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(offload_path)" != notifier ]; then
+	ktap_skip_all "not the series' kernel: without its receive-path fix the frame would oops it"
+	exit "$KSFT_SKIP"
+fi
+require_root
+require_cmd ip ethtool insmod rmmod python3
+require_ko "$NIC_KO" "model NIC test module (MACSEC_TEST_NIC_KO)"
+modprobe -q macsec 8021q 2>/dev/null
+rx_cleanup() {
+	ip link del macsec1 2>/dev/null
+	ip link del macsec0 2>/dev/null
+	ip link del mtn0.5 2>/dev/null
+	ip link set mtn0 alias '' 2>/dev/null
+	rmmod macsec_test_nic 2>/dev/null
+}
+on_exit rx_cleanup
+insmod "$NIC_KO" && ip link set mtn0 up && ip link set mtn0 alias rx-loop ||
+	bed_broken "the model NIC, up, receiving what it sends"
+ip link add link mtn0 macsec0 type macsec port 4 offload mac && ip link set macsec0 up ||
+	bed_broken "a SecY offloaded to the model NIC"
+ip link add link mtn0 name mtn0.5 type vlan id 5 && ip link set mtn0.5 up &&
+	ip link add link mtn0.5 macsec1 type macsec port 5 offload mac &&
+	ip link set macsec1 up || bed_broken "a SecY offloaded through a VLAN over the model NIC"
+
+bit_is() { [ "$(hw_macsec "$1")" = "$2" ]; }
+# delivered OUT DEV SECY COPY: a broadcast frame sent out of OUT comes back
+# in on DEV, and SECY gets a copy of it if COPY is 1, none (within 2 s of
+# DEV's) if 0.
+delivered() {
+	python3 - "$@" <<'PY'
+import os, socket, sys, time
+out, dev, secy, copy = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == '1'
+PACKET_OUTGOING = 4
+
+def listen(name):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.bind((name, 0))
+    s.setblocking(False)
+    return s
+
+on_dev, on_secy = listen(dev), listen(secy)
+tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+tx.bind((out, 0))
+tag = os.urandom(8) * 8
+tx.send(b'\xff' * 6 + bytes.fromhex('020000000001') + b'\x88\xb5' + tag)
+got_dev = got_secy = False
+end = time.monotonic() + 20
+while time.monotonic() < end and not (got_dev and (got_secy or not copy)):
+    for s in (on_dev, on_secy):
+        try:
+            data, addr = s.recvfrom(2048)
+        except BlockingIOError:
+            continue
+        if tag not in data or addr[2] == PACKET_OUTGOING:
+            continue
+        if s is on_dev:
+            if not got_dev:
+                end = time.monotonic() + 2
+            got_dev = True
+        else:
+            got_secy = True
+    time.sleep(0.01)
+if got_dev and got_secy == copy:
+    sys.exit(0)
+print(f'# {dev} got it: {got_dev}; {secy} got a copy: {got_secy}, wanted {copy}')
+sys.exit(1)
+PY
+}
+
+ktap_print_header
+ktap_set_plan 7
+dmesg_mark
+
+check "with the bit: a frame mtn0 receives reaches it, and a copy macsec0" \
+	delivered mtn0 mtn0 macsec0 1
+check "ethtool clears mtn0's (and so the VLAN's) macsec-hw-offload under the running macsec0" \
+	eval 'ethtool -K mtn0 macsec-hw-offload off && bit_is mtn0 off &&
+	      wait_for 50 bit_is mtn0.5 off'
+check "then: the frame reaches mtn0, nothing of it macsec0" \
+	delivered mtn0 mtn0 macsec0 0
+# The VLAN took mtn0's change (above); its own bit comes back with mtn0's.
+check "the bit back on mtn0 and the VLAN: a frame the VLAN receives reaches macsec1 too" \
+	eval 'ethtool -K mtn0 macsec-hw-offload on && wait_for 50 bit_is mtn0.5 on &&
+	      delivered mtn0.5 mtn0.5 macsec1 1'
+check "ethtool clears the VLAN's macsec-hw-offload under the running, offloaded macsec1" \
+	eval 'ethtool -K mtn0.5 macsec-hw-offload off && bit_is mtn0.5 off && bit_is mtn0 on'
+check "then: the frame reaches the VLAN, nothing of it macsec1" \
+	delivered mtn0.5 mtn0.5 macsec1 0
+dmesg_clean_since "no warning, bug or oops in the kernel log"
+
+ktap_finished
