@@ -618,6 +618,52 @@ table_end() {
 	done < <(/usr/bin/python3 "$lib_dir/lockstep_check.py" "$ROW_DIR")
 }
 
+# delivered OUT DEV SECY COPY: a broadcast Ethernet frame (a local
+# experimental EtherType, a payload of its own) sent out of OUT from a
+# packet socket is received on DEV, and SECY, a MACsec netdev over DEV,
+# gets a copy of it if COPY is 1 (the receive path of an offloaded SecY,
+# handle_not_macsec(), hands it one), none (within 2 s of DEV's) if 0.
+delivered() {
+	python3 - "$@" <<'PY'
+import os, socket, sys, time
+out, dev, secy, copy = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == '1'
+PACKET_OUTGOING = 4
+
+def listen(name):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.bind((name, 0))
+    s.setblocking(False)
+    return s
+
+on_dev, on_secy = listen(dev), listen(secy)
+tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+tx.bind((out, 0))
+tag = os.urandom(8) * 8
+tx.send(b'\xff' * 6 + bytes.fromhex('020000000001') + b'\x88\xb5' + tag)
+got_dev = got_secy = False
+end = time.monotonic() + 20
+while time.monotonic() < end and not (got_dev and (got_secy or not copy)):
+    for s in (on_dev, on_secy):
+        try:
+            data, addr = s.recvfrom(2048)
+        except BlockingIOError:
+            continue
+        if tag not in data or addr[2] == PACKET_OUTGOING:
+            continue
+        if s is on_dev:
+            if not got_dev:
+                end = time.monotonic() + 2
+            got_dev = True
+        else:
+            got_secy = True
+    time.sleep(0.01)
+if got_dev and got_secy == copy:
+    sys.exit(0)
+print(f'# {dev} got it: {got_dev}; {secy} got a copy: {got_secy}, wanted {copy}')
+sys.exit(1)
+PY
+}
+
 # nsim_pair [NS]: two netdevsim devices with one port each, linked back to
 # back in namespace NS (default: the current one) and up, so that both have
 # carrier. Sets NSIM_A/NSIM_B and NSIM_A_ID.

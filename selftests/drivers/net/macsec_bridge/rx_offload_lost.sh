@@ -44,50 +44,6 @@ ip link add link mtn0 name mtn0.5 type vlan id 5 && ip link set mtn0.5 up &&
 	ip link set macsec1 up || bed_broken "a SecY offloaded through a VLAN over the model NIC"
 
 bit_is() { [ "$(hw_macsec "$1")" = "$2" ]; }
-# delivered OUT DEV SECY COPY: a broadcast frame sent out of OUT comes back
-# in on DEV, and SECY gets a copy of it if COPY is 1, none (within 2 s of
-# DEV's) if 0.
-delivered() {
-	python3 - "$@" <<'PY'
-import os, socket, sys, time
-out, dev, secy, copy = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == '1'
-PACKET_OUTGOING = 4
-
-def listen(name):
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    s.bind((name, 0))
-    s.setblocking(False)
-    return s
-
-on_dev, on_secy = listen(dev), listen(secy)
-tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-tx.bind((out, 0))
-tag = os.urandom(8) * 8
-tx.send(b'\xff' * 6 + bytes.fromhex('020000000001') + b'\x88\xb5' + tag)
-got_dev = got_secy = False
-end = time.monotonic() + 20
-while time.monotonic() < end and not (got_dev and (got_secy or not copy)):
-    for s in (on_dev, on_secy):
-        try:
-            data, addr = s.recvfrom(2048)
-        except BlockingIOError:
-            continue
-        if tag not in data or addr[2] == PACKET_OUTGOING:
-            continue
-        if s is on_dev:
-            if not got_dev:
-                end = time.monotonic() + 2
-            got_dev = True
-        else:
-            got_secy = True
-    time.sleep(0.01)
-if got_dev and got_secy == copy:
-    sys.exit(0)
-print(f'# {dev} got it: {got_dev}; {secy} got a copy: {got_secy}, wanted {copy}')
-sys.exit(1)
-PY
-}
-
 ktap_print_header
 ktap_set_plan 7
 dmesg_mark

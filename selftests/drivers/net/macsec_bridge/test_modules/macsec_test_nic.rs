@@ -385,8 +385,8 @@ unsafe extern "C" fn xmit(
     if unsafe { alias_matches(dev, |a| a == b"rx-loop") } {
         // SAFETY: the skb is ours to give up, and `dev` is valid and
         // running (it transmits); `dev_forward_skb()` consumes the skb
-        // whatever it returns, and queues it for receive on `dev`, from
-        // any context.
+        // whatever it returns, and queues it for receive on `dev` from
+        // here, with bottom halves disabled (`dev_queue_xmit()`).
         unsafe { bindings::dev_forward_skb(dev, skb) };
         return bindings::netdev_tx_NETDEV_TX_OK;
     }
