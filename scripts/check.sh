@@ -507,6 +507,13 @@ kernel_checks() {
 	# to the driver's context, which holds an SA's key.
 	run "offload notifiers cannot reach an SA's key (struct macsec_offload_info)" \
 		"$top/scripts/tests/offload_info/check.sh" "$kdir" "$log/offload_info"
+	# What the kernel crate reads without the writer's lock is marked on
+	# both sides, as 7.3's Rust atomics require.
+	run "lockless fields the kernel crate reads are marked in C and Rust" \
+		"$top/scripts/tests/lockless_marks/check.sh" "$kdir"
+	# The chain's place: macsec.ko holds it and alone calls it.
+	run "the offload chain lives in macsec.ko, which alone announces" \
+		"$top/scripts/tests/offload_chain/check.sh" "$kdir"
 	# The kernel crate's feature writes: safe code gets NETIF_F_HW_MACSEC
 	# alone, and no right to write it that the types cannot prove.
 	run "safe Rust cannot write other feature bits, nor from a made-up context" \

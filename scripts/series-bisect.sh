@@ -15,6 +15,8 @@
 # fewer, ... then the first alone), puts the prefix's files in place,
 # touching only the files whose content differs, and rebuilds
 # incrementally with the same command and config as scripts/kernel.sh.
+# Last comes scripts/series-builtin.sh: the whole series built in, with
+# CONFIG_NET_NS=n, booted with the kernel crate's doctests.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,8 +28,7 @@ export KERNEL_SERIES=$MODULE_SERIES
 kdir=$("$top/scripts/kernel.sh" --variant "$variant")
 
 mapfile -t patches < <("$top/scripts/series.sh" patches)
-mapfile -t user < <(find "$top/patches/$KERNEL_SERIES" -maxdepth 1 -name '*.patch' ! -name '0000-*' |
-	LC_ALL=C sort | grep -vxF -f <(printf '%s\n' "${patches[@]}"))
+mapfile -t user < <("$top/scripts/series.sh" user-patches)
 n=${#patches[@]}
 [ "$n" -gt 1 ] || { echo "series: $n patch(es), nothing to bisect"; exit 0; }
 
@@ -48,7 +49,7 @@ kmake() {
 }
 
 echo "TAP version 13"
-echo "1..$n"
+echo "1..$((n + 1))"
 failed=0
 t=1
 
@@ -118,5 +119,9 @@ for ((k = n - 1; k >= 1; k--)); do
 		echo "ok $t - up to $name builds with no warning ($(($(date +%s) - start)) s)"
 	fi
 done
-echo "$((n - failed)) passed, $failed failed, 0 skipped"
+# Last, the whole series again, built in and without network namespaces,
+# booted with the doctests (its own copy of the tree).
+t=$((t + 1))
+"$top/scripts/series-builtin.sh" --variant "$variant" --number "$t" || failed=$((failed + 1))
+echo "$((n + 1 - failed)) passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]

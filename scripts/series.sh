@@ -22,6 +22,7 @@
 #                                  module and its kselftests in the tree,
 #                                  from this repository (see user() below)
 #   scripts/series.sh patches      the abstractions' patches, in order
+#   scripts/series.sh user-patches the user's patches, in order
 #
 # The series is applied with `git am` in a scratch repository, so a patch
 # that does not apply to the pristine tree fails loudly here too.
@@ -207,6 +208,11 @@ compat() {
 		echo
 		echo "//! The kernel crate as the module sees it: upstream's, with the"
 		echo "//! abstractions of the patch series compiled into the module."
+		echo "//!"
+		echo "//! Their marked loads of \`tx_sa->active\`, \`secy->operational\` and"
+		echo "//! \`dev->ifindex\` pair with the \`WRITE_ONCE()\` stores the series adds to"
+		echo "//! macsec.c and dev.c. A kernel without the series stores them plainly: there"
+		echo "//! they race those stores as C's own \`READ_ONCE()\` readers do."
 		echo
 		echo "// The kernel tree's build holds these files to no warnings; here the"
 		echo "// rewritten paths can leave an import unused."
@@ -476,6 +482,10 @@ user)
 		while IFS= read -r p; do ! user_patch "$p" || echo "${p#"$top"/}"; done ;;
 patches)
 	patches ;;
+user-patches)
+	[ ! -d "$SERIES_DIR" ] ||
+		find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
+		while IFS= read -r p; do ! user_patch "$p" || echo "$p"; done ;;
 apply)
 	tree=${2:?usage: series.sh apply TREE}
 	work=$(mktemp -d)
@@ -530,6 +540,6 @@ list)
 		sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$p"
 	done | LC_ALL=C sort -u ;;
 *)
-	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR | user | patches" >&2
+	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR | user | patches | user-patches" >&2
 	exit 2 ;;
 esac

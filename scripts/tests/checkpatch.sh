@@ -27,7 +27,8 @@ covered=("rust/|RUST")
 known_fixes=('8700e3e7c485 ("Soft RoCE driver")'
 	'791bb3fcafce ("net: macsec: add support for specifying offload upon link creation")'
 	'dcb780fb2795 ("net: macsec: add nla support for changing the offloading selection")'
-	'642c984dd0e3 ("macsec: Detect if Rx skb is macsec-related for offloading devices that update md_dst")')
+	'642c984dd0e3 ("macsec: Detect if Rx skb is macsec-related for offloading devices that update md_dst")'
+	'c09440f7dcb3 ("macsec: introduce IEEE 802.1AE driver")')
 
 src=linux-source-$MODULE_SERIES
 tar -xf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1 "$src/MAINTAINERS" \

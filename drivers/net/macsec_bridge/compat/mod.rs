@@ -3,6 +3,11 @@
 
 //! The kernel crate as the module sees it: upstream's, with the
 //! abstractions of the patch series compiled into the module.
+//!
+//! Their marked loads of `tx_sa->active`, `secy->operational` and
+//! `dev->ifindex` pair with the `WRITE_ONCE()` stores the series adds to
+//! macsec.c and dev.c. A kernel without the series stores them plainly: there
+//! they race those stores as C's own `READ_ONCE()` readers do.
 
 // The kernel tree's build holds these files to no warnings; here the
 // rewritten paths can leave an import unused.

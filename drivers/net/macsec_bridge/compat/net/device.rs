@@ -89,7 +89,10 @@ use crate::compat::{
         rtnl::{Rtnl, RtnlGuard},
     },
     prelude::*,
-    sync::aref::{ARef, AlwaysRefCounted},
+    sync::{
+        aref::{ARef, AlwaysRefCounted},
+        atomic::{atomic_load, Relaxed},
+    },
     types::Opaque,
 };
 use core::ptr::NonNull;
@@ -219,10 +222,12 @@ impl NetDevice {
 
     /// The device's interface index.
     pub fn ifindex(&self) -> i32 {
-        // SAFETY: the device is valid. A namespace move rewrites the field
-        // under RTNL; it is read once, as `READ_ONCE()` would, whatever the
-        // caller holds.
-        unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).ifindex) }
+        // SAFETY: the device is valid, so the pointer is valid and aligned
+        // for an `i32`. A namespace move rewrites the field under RTNL,
+        // with `WRITE_ONCE()` (`__dev_change_net_namespace()`), whatever
+        // the caller holds; registration writes it before the device is
+        // published. Every concurrent store is atomic.
+        unsafe { atomic_load((&raw const (*self.as_raw()).ifindex).cast_mut(), Relaxed) }
     }
 
     /// The `IFF_*` flags (`dev->flags`).
@@ -247,16 +252,29 @@ impl NetDevice {
 
     /// RFC 2863 operational state (`IF_OPER_*`).
     pub fn operstate(&self) -> u32 {
-        // SAFETY: the device is valid. The link watch writes the field with
-        // `WRITE_ONCE()`, without RTNL; it is read once.
-        unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).operstate) }
+        // SAFETY: the device is valid, so the pointer is valid and aligned
+        // for a `u32`. The core writes the field with `WRITE_ONCE()` (the
+        // link watch) or `try_cmpxchg()` (`netif_set_operstate()`), under
+        // locks a reader need not hold: every concurrent store is atomic.
+        unsafe { atomic_load((&raw const (*self.as_raw()).operstate).cast_mut(), Relaxed) }
     }
 
     /// Whether the device is registered (not yet unregistering).
     pub fn is_registered(&self) -> bool {
-        // SAFETY: the device is valid. The core writes the field with
-        // `WRITE_ONCE()`; it is read once.
-        let state = unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).reg_state) };
+        // SAFETY: the device is valid, so the pointer is valid and aligned
+        // for a `u8`, which `i8` matches in size and alignment. The core
+        // writes the field with `WRITE_ONCE()` once the device can be seen
+        // (a dummy device's first store is before): every concurrent store
+        // is atomic. 7.3's atomics have no `u8`, so it is read as `i8`.
+        let state = unsafe {
+            atomic_load(
+                (&raw const (*self.as_raw()).reg_state)
+                    .cast::<i8>()
+                    .cast_mut(),
+                Relaxed,
+            )
+        };
+        let state = state as u8;
         u32::from(state) == crate::compat::bindings::netdev_reg_state_NETREG_REGISTERED
     }
 

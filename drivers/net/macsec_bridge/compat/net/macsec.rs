@@ -51,6 +51,7 @@ use crate::compat::{
         rtnl::Rtnl,
     },
     prelude::*,
+    sync::atomic::{atomic_load, Relaxed},
     types::Opaque,
 };
 use core::{marker::PhantomData, ptr::NonNull};
@@ -155,9 +156,10 @@ impl SecY {
 
     /// Whether the SecY is operational (`secy->operational`).
     pub fn operational(&self) -> bool {
-        // SAFETY: the SecY is valid (type invariant); the datapath may write the flag, so it is
-        // read once, as `READ_ONCE()` would.
-        unsafe { core::ptr::read_volatile(&raw const (*self.raw()).operational) }
+        // SAFETY: the SecY is valid (type invariant), so the pointer is valid and aligned for a
+        // `bool`. The datapath writes the flag without RTNL, and macsec.c writes it only with
+        // `WRITE_ONCE()`, so every concurrent store is atomic.
+        unsafe { atomic_load((&raw const (*self.raw()).operational).cast_mut(), Relaxed) }
     }
 
     /// Whether outgoing frames are protected (`protect_frames`).
@@ -188,9 +190,10 @@ impl SecY {
             return false;
         };
         // SAFETY: under RTNL the TX SA pointers are stable (`rtnl_dereference`) and a non-null
-        // SA is valid; `active` is read once, since PN exhaustion clears it without RTNL
-        // (`macsec_pn_wrapped()`).
-        !sa.is_null() && unsafe { core::ptr::read_volatile(&raw const (*sa).active) }
+        // SA is valid, so the pointer is valid and aligned for a `bool`. PN exhaustion clears
+        // `active` without RTNL (`macsec_pn_wrapped()`), and macsec.c writes it only with
+        // `WRITE_ONCE()`, so every concurrent store is atomic.
+        !sa.is_null() && unsafe { atomic_load((&raw const (*sa).active).cast_mut(), Relaxed) }
     }
 
     /// How the SecY validates received frames (`validate_frames`). A value this view does not

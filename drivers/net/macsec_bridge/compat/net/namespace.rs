@@ -161,7 +161,7 @@ impl Net {
     /// `/run/netns/NAME`), as `IFLA_NET_NS_FD` does.
     ///
     /// Fails with `EINVAL` when `fd` is not a network namespace and `EBADF`
-    /// when it is not open.
+    /// when it is not open; without `CONFIG_NET_NS`, always with `EINVAL`.
     pub fn get_by_fd(fd: i32) -> Result<NetRef> {
         // SAFETY: `get_net_ns_by_fd` accepts any fd value and returns either
         // a counted reference or an error pointer.

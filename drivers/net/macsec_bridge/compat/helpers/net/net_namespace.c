@@ -20,4 +20,12 @@ __rust_helper void macsec_bridge_helper_put_net(struct net *net)
 	put_net(net);
 }
 
+#ifndef CONFIG_NET_NS
+/* A function with network namespaces, a static inline without them. */
+__rust_helper struct net *macsec_bridge_helper_get_net_ns_by_fd(int fd)
+{
+	return get_net_ns_by_fd(fd);
+}
+#endif
+
 #endif
