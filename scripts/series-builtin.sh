@@ -12,12 +12,14 @@
 #
 #   scripts/series-builtin.sh [--variant debug] [--number N]
 #
-# One test, in TAP (--number: as test N of a plan its caller printed): the kernel builds with no warning in the series' or the
-# user's files, boots, macsec_bridge is up before the doctests start (its
-# init line, its generic netlink family), the doctests suite passes with the
-# MACsec notifier's own doctest among its passed cases (having registered
-# beside macsec_bridge: its line in the log), and the log holds no splat. It copies the cached test kernel's tree, whose prerequisites are
-# the test kernel's: a missing one fails, it never skips.
+# One test, in TAP (--number: as test N of a plan its caller printed): the
+# kernel builds with no warning in the series' or the user's files, boots,
+# macsec_bridge is up before the doctests start (its init line, its generic
+# netlink family), the doctests suite passes with the MACsec notifier's own
+# doctest among its passed cases (having registered beside macsec_bridge:
+# its line in the log), the log holds no splat and kmemleak finds no leak.
+# It copies the cached test kernel's tree, whose prerequisites are the test
+# kernel's: a missing one fails, it never skips.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -62,6 +62,13 @@ patches() {
 		while IFS= read -r p; do user_patch "$p" || echo "$p"; done
 }
 
+# The user's patches, in order.
+user_patches() {
+	[ -d "$SERIES_DIR" ] || return 0
+	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
+		while IFS= read -r p; do ! user_patch "$p" || echo "$p"; done
+}
+
 # The files outside rust/ that the series changes (not those it adds).
 changed_outside_rust() {
 	local p
@@ -478,14 +485,11 @@ compat)
 	compat "${2:?usage: series.sh compat DIR}" ;;
 user)
 	user
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
-		while IFS= read -r p; do ! user_patch "$p" || echo "${p#"$top"/}"; done ;;
+	user_patches | sed "s|^$top/||" ;;
 patches)
 	patches ;;
 user-patches)
-	[ ! -d "$SERIES_DIR" ] ||
-		find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
-		while IFS= read -r p; do ! user_patch "$p" || echo "$p"; done ;;
+	user_patches ;;
 apply)
 	tree=${2:?usage: series.sh apply TREE}
 	work=$(mktemp -d)
