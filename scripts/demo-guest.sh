@@ -26,7 +26,7 @@ ynl() {
 	/usr/bin/python3 "$cli" --no-schema --spec "$spec" "$@"
 }
 
-# The ports as the macsec_bridge family reports them, through the kernel's
+# The ports as the macsec-bridge family reports them, through the kernel's
 # YNL CLI, and as ethtool sees the feature bit of port DEV.
 view() {
 	local dev=${1:-macsec0}

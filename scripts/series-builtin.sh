@@ -89,7 +89,7 @@ built=$(($(date +%s) - start))
 # The guest keeps its kernel log and the family lookup; the host judges.
 cat > "$out/guest.sh" <<'EOF'
 out=$1
-genl ctrl get name macsec_bridge > "$out/genl" 2>&1
+genl ctrl get name macsec-bridge > "$out/genl" 2>&1
 echo "genl=$?" >> "$out/genl"
 kml=/sys/kernel/debug/kmemleak
 [ -e "$kml" ] || mount -t debugfs none /sys/kernel/debug
@@ -109,7 +109,7 @@ suite=$(grep -m1 -n '^    # Subtest: rust_doctests_kernel$' "$d" | cut -d: -f1) 
 [ -n "$init" ] || fail "macsec_bridge never said it loaded" "$d"
 [ -n "$suite" ] || fail "the doctests did not run" "$d"
 [ "$init" -lt "$suite" ] || fail "macsec_bridge loaded after the doctests started"
-grep -q '^genl=0$' "$out/genl" || fail "no macsec_bridge generic netlink family" "$out/genl"
+grep -q '^genl=0$' "$out/genl" || fail "no macsec-bridge generic netlink family" "$out/genl"
 grep -Eq '^    ok [0-9]+ rust_doctest_kernel_net_macsec_notifier_rs_[0-9]+$' "$d" ||
 	fail "the MACsec notifier's doctest did not pass" "$d"
 # Its registration runs only with CONFIG_MACSEC=y, and prints this then.

@@ -3,7 +3,7 @@
 #
 # include/uapi/linux/macsec_bridge.h is exactly what the kernel's YNL
 # generator makes of Documentation/netlink/specs/macsec_bridge.yaml (which
-# also proves the spec validates against the genetlink-c schema: the 7.x
+# also proves the spec validates against the genetlink schema: the 7.x
 # generator refuses a spec that does not).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -234,7 +234,7 @@ static GROUPS: [MulticastGroup; 2] = [
 /// The family.
 pub(crate) static FAMILY: Family = Family::const_new_with_ops(
     kernel::module::this_module::<crate::LocalModule>(),
-    b"macsec_bridge\0",
+    b"macsec-bridge\0",
     1,
     &GROUPS,
     &OPS,

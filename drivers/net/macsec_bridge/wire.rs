@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `macsec_bridge` family's messages: its commands, attributes and
+//! The `macsec-bridge` family's messages: its commands, attributes and
 //! values, and the port object as it goes on the wire ([`fill`]). Below
 //! the core: it reads a published [`Object`] and nothing else.
 //!
@@ -12,7 +12,7 @@ use crate::lockstep::{Protection, Reason};
 use crate::model::{Object, Owner, Reader, Relation};
 use crate::net::macsec::{Cipher, Validate};
 use crate::net::namespace::Net;
-use crate::net::netlink::{GenlMsg, MsgBuffer};
+use crate::net::netlink::{Attrs, GenlMsg, MsgBuffer};
 use kernel::prelude::*;
 
 /// `dev-get`.
@@ -129,69 +129,70 @@ pub(crate) fn fill<B: MsgBuffer>(msg: &mut GenlMsg<B>, o: &Object<'_>, reader: R
         Reader::Port => (p.netns, p.secy_netnsid),
         Reader::Host => (Net::init_net().cookie(), p.host_secy_netnsid),
     };
-    msg.put_u32(A_DEV_IFINDEX.into(), p.ifindex as u32)?;
+    let mut attrs = msg.attrs();
+    attrs.put_u32(A_DEV_IFINDEX.into(), p.ifindex as u32)?;
     // IFNAMSIZ counts the NUL: a name is NUL-terminated within its 16 bytes.
     let len = p.name.iter().position(|&b| b == 0).ok_or(EINVAL)?;
     let name = CStr::from_bytes_with_nul(&p.name[..=len]).map_err(|_| EINVAL)?;
-    msg.put_string(A_DEV_IFNAME.into(), name)?;
+    attrs.put_string(A_DEV_IFNAME.into(), name)?;
     for r in o.rdma {
-        put_name(msg, A_DEV_RDMA_DEV, &r.name)?;
+        put_name(&mut attrs, A_DEV_RDMA_DEV, &r.name)?;
     }
-    msg.put_u32(A_DEV_PROTECTION.into(), protection(p.verdict.protection))?;
-    msg.put_u32(A_DEV_REASON.into(), reason(p.verdict.reason))?;
+    attrs.put_u32(A_DEV_PROTECTION.into(), protection(p.verdict.protection))?;
+    attrs.put_u32(A_DEV_REASON.into(), reason(p.verdict.reason))?;
     if let Some(r) = p.relation {
-        msg.put_u32(A_DEV_RELATION.into(), relation(r))?;
+        attrs.put_u32(A_DEV_RELATION.into(), relation(r))?;
     }
     // An ifindex in a namespace the reader has no id for would name a
     // device of its own: none then (no memory for the id, or the SecY's
     // namespace dying).
     let named = p.secy_netns == here || secy_netnsid >= 0;
     if let Some(secy) = p.secy.filter(|_| named) {
-        msg.put_u32(A_DEV_SECY_IFINDEX.into(), secy as u32)?;
+        attrs.put_u32(A_DEV_SECY_IFINDEX.into(), secy as u32)?;
         // Relative to the reader, as IFLA_LINK_NETNSID.
         if p.secy_netns != here {
-            msg.put_s32(A_DEV_SECY_NETNSID.into(), secy_netnsid)?;
+            attrs.put_s32(A_DEV_SECY_NETNSID.into(), secy_netnsid)?;
         }
         if let Some((sci, c)) = p.id {
             // Already in network byte order, as the spec says.
-            msg.put_u64(A_DEV_SCI.into(), sci, A_DEV_PAD.into())?;
-            msg.put_u32(A_DEV_CIPHER.into(), cipher(c))?;
+            attrs.put_u64(A_DEV_SCI.into(), sci, A_DEV_PAD.into())?;
+            attrs.put_u32(A_DEV_CIPHER.into(), cipher(c))?;
         }
         if let Some(enc) = p.encrypt {
-            msg.put_u8(A_DEV_ENCRYPT.into(), enc.into())?;
+            attrs.put_uint(A_DEV_ENCRYPT.into(), enc.into())?;
         }
         if let Some(i) = p.ingress {
-            msg.put_u32(A_DEV_VALIDATE.into(), validate(i.validate))?;
-            msg.put_u8(A_DEV_RX_PLAINTEXT.into(), i.plaintext.into())?;
+            attrs.put_u32(A_DEV_VALIDATE.into(), validate(i.validate))?;
+            attrs.put_uint(A_DEV_RX_PLAINTEXT.into(), i.plaintext.into())?;
         }
     }
     for g in o.gids {
-        msg.nest(A_DEV_PROTECTED_GID.into(), |m| {
+        attrs.nest(A_DEV_PROTECTED_GID.into(), |m| {
             if let Some(r) = o.rdma.iter().find(|r| r.id == g.rdma) {
                 put_name(m, A_GID_RDMA_DEV, &r.name)?;
             }
-            m.put_u32(A_GID_INDEX.into(), g.index)?;
+            m.put_uint(A_GID_INDEX.into(), g.index.into())?;
             let text = gid_text(&g.gid);
             let text = CStr::from_bytes_with_nul(&text).map_err(|_| EINVAL)?;
             m.put_string(A_GID_GID.into(), text)
         })?;
     }
-    msg.put_u32(A_DEV_FEATURE_OWNER.into(), owner(p.owner))?;
-    msg.put_u64(A_DEV_GENERATION.into(), o.generation, A_DEV_PAD.into())?;
-    msg.put_u64(A_DEV_PORT_ID.into(), o.serial, A_DEV_PAD.into())?;
+    attrs.put_u32(A_DEV_FEATURE_OWNER.into(), owner(p.owner))?;
+    attrs.put_uint(A_DEV_GENERATION.into(), o.generation)?;
+    attrs.put_uint(A_DEV_PORT_ID.into(), o.serial)?;
     if p.netns != here {
-        msg.put_s32(A_DEV_NETNSID.into(), p.host_netnsid)?;
+        attrs.put_s32(A_DEV_NETNSID.into(), p.host_netnsid)?;
     }
     Ok(())
 }
 
 /// Puts `name` (no NUL) as a string attribute.
-fn put_name<B: MsgBuffer>(msg: &mut GenlMsg<B>, kind: u16, name: &[u8]) -> Result {
+fn put_name(attrs: &mut Attrs<'_>, kind: u16, name: &[u8]) -> Result {
     let mut z = KVec::new();
     z.extend_from_slice(name, GFP_KERNEL)?;
     z.push(0, GFP_KERNEL)?;
     let cstr = CStr::from_bytes_with_nul(&z).map_err(|_| EINVAL)?;
-    msg.put_string(kind.into(), cstr)
+    attrs.put_string(kind.into(), cstr)
 }
 
 /// A GID as sysfs shows it (`%pI6`: eight groups of four lowercase hex

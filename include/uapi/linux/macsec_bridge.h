@@ -7,7 +7,7 @@
 #ifndef _UAPI_LINUX_MACSEC_BRIDGE_H
 #define _UAPI_LINUX_MACSEC_BRIDGE_H
 
-#define MACSEC_BRIDGE_FAMILY_NAME	"macsec_bridge"
+#define MACSEC_BRIDGE_FAMILY_NAME	"macsec-bridge"
 #define MACSEC_BRIDGE_FAMILY_VERSION	1
 
 /**

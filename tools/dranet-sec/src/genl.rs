@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The `macsec_bridge` generic netlink family, through `neli`.
+//! The `macsec-bridge` generic netlink family, through `neli`.
 //!
 //! Attribute numbers and enum values are those of the YNL spec
 //! (`Documentation/netlink/specs/macsec_bridge.yaml`); a test checks the
@@ -22,7 +22,7 @@ use neli::socket::synchronous::NlSocketHandle;
 use neli::types::{Buffer, GenlBuffer};
 use neli::utils::Groups;
 
-pub const FAMILY: &str = "macsec_bridge";
+pub const FAMILY: &str = "macsec-bridge";
 pub const MCGRP_MONITOR: &str = "monitor";
 /// Every namespace's ports, in the host's view (its administrator's).
 pub const MCGRP_MONITOR_ALL: &str = "monitor-all";
@@ -118,6 +118,16 @@ fn name_of(table: &[&str], v: u32) -> String {
         .map_or_else(|| format!("unknown-{v}"), |s| s.to_string())
 }
 
+/// The value of a `uint` attribute (`NLA_UINT`): 4 bytes, or 8 when the
+/// value does not fit them, in host order. Any other length is refused.
+fn uint(t: u16, b: &[u8]) -> Result<u64> {
+    match b.len() {
+        4 => Ok(u32::from_ne_bytes(b.try_into()?).into()),
+        8 => Ok(u64::from_ne_bytes(b.try_into()?)),
+        n => Err(anyhow!("attribute {t}: a uint of {n} bytes")),
+    }
+}
+
 /// A port object from a `dev-get` reply or a `dev-change-ntf`.
 pub fn parse(g: &Genlmsghdr<u8, u16>) -> Result<PortState> {
     let mut p = PortState::default();
@@ -128,6 +138,7 @@ pub fn parse(g: &Genlmsghdr<u8, u16>) -> Result<PortState> {
             a.get_payload_as::<u32>()
                 .map_err(|e| anyhow!("attribute {t}: {e}"))
         };
+        let uint = || uint(t, a.nla_payload().as_ref());
         match t {
             attr::IFINDEX => p.ifindex = u32_()?,
             attr::IFNAME => p.ifname = a.get_payload_as_with_len::<String>()?,
@@ -139,13 +150,13 @@ pub fn parse(g: &Genlmsghdr<u8, u16>) -> Result<PortState> {
             // In network byte order on the wire.
             attr::SCI => p.sci = Some(u64::from_be(a.get_payload_as::<u64>()?)),
             attr::CIPHER => p.cipher = Some(name_of(CIPHER, u32_()?)),
-            attr::ENCRYPT => p.encrypt = Some(a.get_payload_as::<u8>()?),
+            attr::ENCRYPT => p.encrypt = Some(u8::try_from(uint()?)?),
             attr::VALIDATE => p.validate = Some(name_of(VALIDATE, u32_()?)),
-            attr::RX_PLAINTEXT => p.rx_plaintext = Some(a.get_payload_as::<u8>()?),
+            attr::RX_PLAINTEXT => p.rx_plaintext = Some(u8::try_from(uint()?)?),
             attr::FEATURE_OWNER => p.feature_owner = Some(name_of(FEATURE_OWNER, u32_()?)),
-            attr::GENERATION => p.generation = a.get_payload_as::<u64>()?,
+            attr::GENERATION => p.generation = uint()?,
             attr::SECY_NETNSID => p.secy_netnsid = Some(a.get_payload_as::<i32>()?),
-            attr::PORT_ID => p.port_id = Some(a.get_payload_as::<u64>()?),
+            attr::PORT_ID => p.port_id = Some(uint()?),
             attr::NETNSID => p.netnsid = Some(a.get_payload_as::<i32>()?),
             attr::PROTECTED_GID => {
                 for g in a.get_attr_handle::<u16>()?.iter() {
@@ -462,6 +473,39 @@ mod tests {
             .unwrap()
             .nest(&nla(attr::GID_GID, string(g)))
             .unwrap()
+    }
+
+    #[test]
+    fn uints_are_read_in_both_widths_and_nothing_else() {
+        let parsed = |attrs: Vec<Nlattr<u16, Buffer>>| {
+            let mut b = GenlBuffer::new();
+            for a in attrs {
+                b.push(a);
+            }
+            let g = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
+                .cmd(CMD_DEV_CHANGE_NTF)
+                .version(1)
+                .attrs(b)
+                .build()
+                .unwrap();
+            parse(&g)
+        };
+        let wide = (1u64 << 40) + 3;
+        let p = parsed(vec![
+            nla(attr::ENCRYPT, 1u32.to_ne_bytes().to_vec()),
+            nla(attr::RX_PLAINTEXT, 0u32.to_ne_bytes().to_vec()),
+            nla(attr::GENERATION, wide.to_ne_bytes().to_vec()),
+            nla(attr::PORT_ID, 7u32.to_ne_bytes().to_vec()),
+        ])
+        .unwrap();
+        assert_eq!(
+            (p.encrypt, p.rx_plaintext, p.generation, p.port_id),
+            (Some(1), Some(0), wide, Some(7))
+        );
+        // The fixed-width encodings of the family's first version are not
+        // uints: a one-byte flag, say.
+        assert!(parsed(vec![nla(attr::ENCRYPT, vec![1u8])]).is_err());
+        assert!(parsed(vec![nla(attr::ENCRYPT, 256u32.to_ne_bytes().to_vec())]).is_err());
     }
 
     #[test]

@@ -39,7 +39,23 @@ fn entries(spec: &serde_yaml::Value, name: &str) -> Vec<String> {
 #[test]
 fn enums_match_the_spec() {
     let s = spec();
-    assert_eq!(s["name"], "macsec_bridge");
+    assert_eq!(s["name"], genl::FAMILY);
+    // What the parser reads as uint, the spec sends as uint.
+    let dev = s["attribute-sets"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "dev")
+        .unwrap();
+    for n in ["encrypt", "rx-plaintext", "generation", "port-id"] {
+        let a = dev["attributes"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == n)
+            .unwrap();
+        assert_eq!(a["type"], "uint", "{n}");
+    }
     assert_eq!(entries(&s, "protection"), genl::PROTECTION);
     assert_eq!(entries(&s, "reason"), genl::REASON);
     assert_eq!(entries(&s, "relation"), genl::RELATION);

@@ -46,8 +46,10 @@ ynl --dump dev-get >"$ROW_DIR/before"
 check "h0 carries no RDMA device: not a port yet" \
 	[ "$(port_field "$ROW_DIR/before" h0 protection)" = absent ]
 
-refused "missing ifindex" "$EINVAL" "missing" "{\"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
-refused "missing secy-ifindex" "$EINVAL" "missing" "{\"ifindex\": $H, \"secy-netns-fd\": 9}"
+refused "missing ifindex" "$EINVAL" "'miss-type': 'ifindex'" \
+	"{\"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
+refused "missing secy-ifindex" "$EINVAL" "'miss-type': 'secy-ifindex'" \
+	"{\"ifindex\": $H, \"secy-netns-fd\": 9}"
 refused "unknown ifindex" "$ENODEV" "no such port" \
 	"{\"ifindex\": 999999, \"secy-ifindex\": $S, \"secy-netns-fd\": 9}"
 refused "unknown secy-ifindex" "$ENODEV" "no such device in the SecY's namespace" \

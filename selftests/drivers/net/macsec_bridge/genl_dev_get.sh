@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The macsec_bridge family, through the kernel's own YNL CLI and the spec:
+# The macsec-bridge family, through the kernel's own YNL CLI and the spec:
 # every netdev that backs an RDMA device is a port object (dump and do),
 # RDMA devices added, removed and renamed while the module runs are
 # followed, a port with no SecY says `reason no-secy`, and bad requests get
-# an extack.
+# an extack, set as C families set theirs (the netlink_extack tracepoint).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -14,6 +14,7 @@ require_cmd ip rdma insmod rmmod
 require_ko "$MODULE_KO" "module under test (MACSEC_BRIDGE_KO)"
 require_ynl
 require_rxe
+tracefs_require
 
 # jq-free JSON checks.
 pyq() { py -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
@@ -35,7 +36,7 @@ rdma link add mb_rxe0 type rxe netdev mbv0
 idx=$(cat /sys/class/net/mbv0/ifindex)
 
 ktap_print_header
-ktap_set_plan 10
+ktap_set_plan 11
 
 check "load the module" insmod_bridge "$MODULE_KO"
 # dump_has EXPR / do_is IFINDEX EXPR: over `d`, the dump / the reply.
@@ -65,11 +66,22 @@ import json, sys
 n = [m['msg'] for m in json.load(open('$ROW_DIR/mon.ren')) if m.get('name') == 'dev-change-ntf']
 sys.exit(0 if len(n) == 1 and n[0]['ifname'] == 'mbv0' and n[0]['rdma-dev'] == ['mb_rxe7'] else 1)"
 rdma dev set mb_rxe7 name mb_rxe0
+# The refusal's message goes through the netlink_extack tracepoint, as
+# NL_SET_ERR_MSG() sends every C family's.
+ev=$T/events/netlink/netlink_extack
+echo >"$T/trace"
+echo 1 >"$ev/enable" || bed_broken "the netlink_extack tracepoint"
 ynl --do dev-get --json '{"ifindex": 999999}' >"$ROW_DIR/err" 2>&1
+echo 0 >"$ev/enable"
+msg='no RDMA port with this ifindex in this namespace'
 check "unknown ifindex: error with an extack message" \
-	grep -q 'no RDMA port with this ifindex' "$ROW_DIR/err"
+	grep -q "^Netlink error: $msg: No such device" "$ROW_DIR/err"
+check "and the message went through the netlink_extack tracepoint" \
+	grep -q "netlink_extack: msg=$msg\$" "$T/trace"
 ynl --do dev-get --json '{}' >"$ROW_DIR/err" 2>&1
-check "missing ifindex: error naming the missing attribute" grep -qi 'missing' "$ROW_DIR/err"
+# As GENL_REQ_ATTR_CHECK() reports it: the missing type, no message.
+check "missing ifindex: error naming the missing attribute" \
+	grep -q "^Netlink error: Invalid argument {'miss-type': 'ifindex'" "$ROW_DIR/err"
 check "unload" rmmod macsec_bridge
 
 ktap_finished

@@ -119,7 +119,7 @@ def monitor():
     s.bind((0, 0))
     s.send(struct.pack('IHHII', 16 + 4 + 20, GENL_ID_CTRL, NLM_F_REQUEST, 1, 0) +
            struct.pack('BBH', CTRL_CMD_GETFAMILY, 1, 0) +
-           attr(CTRL_ATTR_FAMILY_NAME, b'macsec_bridge\0'))
+           attr(CTRL_ATTR_FAMILY_NAME, b'macsec-bridge\0'))
     data = s.recv(65536)
     body = data[20:]
     group = None

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The macsec_bridge family on a raw generic netlink socket, for what the
+"""The macsec-bridge family on a raw generic netlink socket, for what the
 YNL CLI cannot do: many requests in one process, and a dump read one
 datagram at a time with a change made between two of them.
 
@@ -209,7 +209,7 @@ class Genl:
         self.sock.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)
         self.seq = 0
         reply = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0,
-                             attr(CTRL_ATTR_FAMILY_NAME, b'macsec_bridge\0'))
+                             attr(CTRL_ATTR_FAMILY_NAME, b'macsec-bridge\0'))
         family = attrs(reply[0][4:])
         self.family = struct.unpack('H', family[CTRL_ATTR_FAMILY_ID][:2])[0]
         self.groups = {}
@@ -705,9 +705,16 @@ def churn(netns, secy, port, stop):
     return 0
 
 
+def uint(payload):
+    """The value of a uint attribute (NLA_UINT): 4 bytes, or 8 when it does
+    not fit them, in host order; any other length is a malformed reply."""
+    if len(payload) not in (4, 8):
+        raise ValueError(f'a uint attribute of {len(payload)} bytes')
+    return int.from_bytes(payload, sys.byteorder)
+
+
 def generations(ports):
-    return [struct.unpack('Q', a[A_GENERATION])[0] for a in ports.values()
-            if A_GENERATION in a]
+    return [uint(a[A_GENERATION]) for a in ports.values() if A_GENERATION in a]
 
 
 def reload(ko, cycles, port):

@@ -52,7 +52,7 @@ def obj(a):
         if name == 'ifname':
             out[name] = v.rstrip(b'\0').decode()
         elif name == 'generation':
-            out[name] = struct.unpack('Q', v[:8])[0]
+            out[name] = mb_genl.uint(v)
         else:
             out[name] = struct.unpack('I', v[:4])[0]
     return out

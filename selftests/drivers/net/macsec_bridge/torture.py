@@ -274,7 +274,7 @@ class Ns:
         """Finds the module's family again (it changes at a reload) and
         subscribes the monitor; False while the module is not there."""
         try:
-            self.mb, groups = family(self.gn, 'macsec_bridge')
+            self.mb, groups = family(self.gn, 'macsec-bridge')
         except OSError:
             self.mb = None
             return False

@@ -172,6 +172,52 @@ pub struct GenlMsg<B: MsgBuffer = NetlinkSkBuff> {
 }
 
 impl<B: MsgBuffer> GenlMsg<B> {
+    /// The writer of the message's top-level attributes.
+    #[inline]
+    pub fn attrs(&mut self) -> Attrs<'_> {
+        // INVARIANT: The buffer is valid as long as `self` is (`MsgBuffer`), and `self` is
+        // borrowed mutably for the writer's lifetime.
+        Attrs {
+            skb: self.skb.as_raw(),
+            _p: PhantomData,
+        }
+    }
+
+    /// Puts a `u32` attribute into the message.
+    #[inline]
+    pub fn put_u32(&mut self, attrtype: c_int, value: u32) -> Result {
+        self.attrs().put_u32(attrtype, value)
+    }
+
+    /// Puts a string attribute into the message.
+    #[inline]
+    pub fn put_string(&mut self, attrtype: c_int, value: &CStr) -> Result {
+        self.attrs().put_string(attrtype, value)
+    }
+
+    /// Puts a flag attribute into the message.
+    #[inline]
+    pub fn put_flag(&mut self, attrtype: c_int) -> Result {
+        self.attrs().put_flag(attrtype)
+    }
+}
+
+/// Writes attributes at one level of a message being built: its top level ([`GenlMsg::attrs`])
+/// or the content of a nested attribute ([`Attrs::nest`]).
+///
+/// A writer can only append attributes to its message, which it borrows mutably: a nest's
+/// header, once started, stays where it is until the nest is ended or taken out again.
+///
+/// # Invariants
+///
+/// `skb` is the valid, linear buffer of a message that is borrowed mutably for `'a`, and only
+/// through this writer, or the writer of a nest inside it, while that one lives.
+pub struct Attrs<'a> {
+    skb: *mut crate::compat::bindings::sk_buff,
+    _p: PhantomData<&'a mut crate::compat::bindings::sk_buff>,
+}
+
+impl Attrs<'_> {
     /// Puts an attribute into the message.
     #[inline]
     fn put<T>(&mut self, attrtype: c_int, value: &T) -> Result
@@ -184,21 +230,16 @@ impl<B: MsgBuffer> GenlMsg<B> {
         const MAX_PAYLOAD_LEN: usize =
             u16_as_usize(u16::MAX) - size_of::<crate::compat::bindings::nlattr>();
 
-        let skb = self.skb.as_raw();
         let len = size_of_val(value);
         let ptr = core::ptr::from_ref(value).cast::<c_void>();
         if len > MAX_PAYLOAD_LEN {
             return Err(EMSGSIZE);
         }
-        // SAFETY: `skb` is valid by `MsgBuffer`, and the provided value is
-        // readable and initialized for its `size_of` bytes.
-        to_result(unsafe { crate::compat::bindings::nla_put(skb, attrtype, len as c_int, ptr) })
-    }
-
-    /// Puts a `u8` attribute into the message.
-    #[inline]
-    pub fn put_u8(&mut self, attrtype: c_int, value: u8) -> Result {
-        self.put(attrtype, &value)
+        // SAFETY: `skb` is valid (type invariant), and the provided value is readable and
+        // initialized for its `size_of` bytes.
+        to_result(unsafe {
+            crate::compat::bindings::nla_put(self.skb, attrtype, len as c_int, ptr)
+        })
     }
 
     /// Puts a `u32` attribute into the message.
@@ -213,14 +254,31 @@ impl<B: MsgBuffer> GenlMsg<B> {
         self.put(attrtype, &value)
     }
 
-    /// Puts a `u64` attribute into the message, 8-byte aligned: where the architecture needs it,
-    /// an attribute of type `padattr` goes before it (`nla_put_64bit`).
+    /// Puts a variable-width unsigned attribute (`NLA_UINT`) into the message, as
+    /// `nla_put_uint()` does: 4 bytes when the value fits them, else 8, never padded.
+    ///
+    /// New attributes that carry a plain number use it rather than fixed-width types.
+    #[inline]
+    pub fn put_uint(&mut self, attrtype: c_int, value: u64) -> Result {
+        match u32::try_from(value) {
+            Ok(value) => self.put(attrtype, &value),
+            Err(_) => self.put(attrtype, &value),
+        }
+    }
+
+    /// Puts a fixed-width 64-bit attribute into the message, 8-byte aligned: where the
+    /// architecture needs it, an attribute of type `padattr` goes before it
+    /// (`nla_put_64bit()`).
+    ///
+    /// For a value whose width is part of its meaning, such as an identifier; a plain number
+    /// goes in [`Attrs::put_uint`].
     #[inline]
     pub fn put_u64(&mut self, attrtype: c_int, value: u64, padattr: c_int) -> Result {
-        let skb = self.skb.as_raw();
         let ptr = core::ptr::from_ref(&value).cast::<c_void>();
-        // SAFETY: `skb` is valid by `MsgBuffer`, and `value` is 8 readable bytes.
-        to_result(unsafe { crate::compat::bindings::nla_put_64bit(skb, attrtype, 8, ptr, padattr) })
+        // SAFETY: `skb` is valid (type invariant), and `value` is 8 readable bytes.
+        to_result(unsafe {
+            crate::compat::bindings::nla_put_64bit(self.skb, attrtype, 8, ptr, padattr)
+        })
     }
 
     /// Puts a string attribute into the message.
@@ -232,42 +290,39 @@ impl<B: MsgBuffer> GenlMsg<B> {
     /// Puts a flag attribute into the message.
     #[inline]
     pub fn put_flag(&mut self, attrtype: c_int) -> Result {
-        let skb = self.skb.as_raw();
-        // SAFETY: `skb` is valid by `MsgBuffer`, and a null pointer is valid
-        // when the length is zero.
-        to_result(unsafe { crate::compat::bindings::nla_put(skb, attrtype, 0, core::ptr::null()) })
+        // SAFETY: `skb` is valid (type invariant), and a null pointer is valid when the length
+        // is zero.
+        to_result(unsafe {
+            crate::compat::bindings::nla_put(self.skb, attrtype, 0, core::ptr::null())
+        })
     }
 
-    /// Puts a nested attribute (`nla_nest_start`), whose content `f` puts into the message. If
-    /// `f` fails, the nest is taken out of the message again and `f`'s error returned; so is it,
-    /// with `EMSGSIZE`, if its content is too long for an attribute.
-    pub fn nest(&mut self, attrtype: c_int, f: impl FnOnce(&mut Self) -> Result) -> Result {
-        const HDRLEN: usize = size_of::<crate::compat::bindings::nlattr>();
-
-        let skb = self.skb.as_raw();
-        // SAFETY: `skb` is valid by `MsgBuffer`. A netlink `sk_buff` is linear: the message
-        // is its `len` bytes from `data`, and a put appends to it.
-        let offset = unsafe { (*skb).len } as usize;
+    /// Puts a nested attribute (`nla_nest_start()`), whose content `f` writes through the
+    /// nest's own writer. If `f` fails, the nest is taken out of the message again, with what it
+    /// put, and `f`'s error returned; so is it, with `EMSGSIZE`, if its content is too long for
+    /// an attribute.
+    pub fn nest(&mut self, attrtype: c_int, f: impl FnOnce(&mut Attrs<'_>) -> Result) -> Result {
+        let skb = self.skb;
+        // SAFETY: `skb` is valid (type invariant).
+        let offset = unsafe { (*skb).len };
         // SAFETY: As above.
-        if unsafe { crate::compat::bindings::nla_nest_start(skb, attrtype) }.is_null() {
+        let start = unsafe { crate::compat::bindings::nla_nest_start(skb, attrtype) };
+        if start.is_null() {
             return Err(EMSGSIZE);
         }
-        let ret = f(self);
-        // `f` may have swapped `*self` for another message (`mem::swap`), and freed the buffer
-        // the nest started in: the nest is found again at its offset in the buffer that `self`
-        // has now, within its length. In a swapped message that is some other attribute, whose
-        // length is then wrong; no write leaves the buffer.
-        let skb = self.skb.as_raw();
-        // SAFETY: As above.
-        let (data, len) = unsafe { ((*skb).data, (*skb).len as usize) };
-        if len < offset + HDRLEN {
-            return ret.and(Err(EINVAL));
-        }
-        // SAFETY: `offset + HDRLEN` is within the message, which starts at `data`.
-        let start = unsafe { data.add(offset) }.cast::<crate::compat::bindings::nlattr>();
+        // INVARIANT: The nest's writer reborrows `self`, so the message is reached only through
+        // it while `f` runs.
+        let ret = f(&mut Attrs {
+            skb,
+            _p: PhantomData,
+        });
+        // `f` could only append to this message (type invariant): the nest still starts at
+        // `start`, `offset` bytes into the message, and its content runs to the message's end.
+        // SAFETY: `skb` is valid.
+        let len = unsafe { (*skb).len } - offset;
         match ret {
-            Ok(()) if len - offset <= usize::from(u16::MAX) => {
-                // SAFETY: `start` is an attribute header in `skb`'s message, and `skb` is valid.
+            Ok(()) if len <= u32::from(u16::MAX) => {
+                // SAFETY: `start` is the header of the last open nest in `skb`'s message.
                 unsafe { crate::compat::bindings::nla_nest_end(skb, start) };
                 Ok(())
             }
@@ -308,7 +363,8 @@ impl GenlMsg {
     /// Sends the generic netlink message as a multicast message to the listeners of `group` in
     /// the network namespace `net`.
     ///
-    /// Having no listener is not an error here, unlike in `genlmsg_multicast`.
+    /// Fails with `ESRCH` when the message reached no listener, as [`GenlMsg::multicast`] does;
+    /// the message is consumed either way.
     pub fn multicast_netns(
         self,
         family: &'static Family,
@@ -320,20 +376,16 @@ impl GenlMsg {
         let me = ManuallyDrop::new(self);
         // SAFETY: The `skb`, `family` and `net` pointers are valid. We pass ownership of the
         // `skb` to `genlmsg_multicast_netns` by not dropping `self`.
-        let ret = unsafe {
+        unsafe {
             crate::compat::bindings::genlmsg_end(me.skb.skb.as_ptr(), me.hdr.as_ptr());
-            crate::compat::bindings::genlmsg_multicast_netns(
+            to_result(crate::compat::bindings::genlmsg_multicast_netns(
                 family.as_raw(),
                 net.as_raw(),
                 me.skb.skb.as_ptr(),
                 portid,
                 group,
                 crate::compat::gfp(flags),
-            )
-        };
-        match to_result(ret) {
-            Err(e) if e == ESRCH => Ok(()),
-            r => r,
+            ))
         }
     }
 
@@ -659,11 +711,6 @@ impl AttrPolicy {
         Self::of_type(crate::compat::bindings::NLA_REJECT)
     }
 
-    /// A `u8`.
-    pub const fn u8() -> AttrPolicy {
-        Self::of_type(crate::compat::bindings::NLA_U8)
-    }
-
     /// A `u32`.
     pub const fn u32() -> AttrPolicy {
         Self::of_type(crate::compat::bindings::NLA_U32)
@@ -692,9 +739,9 @@ impl AttrPolicy {
         Self::of_type(crate::compat::bindings::NLA_S32)
     }
 
-    /// A `u64`.
-    pub const fn u64() -> AttrPolicy {
-        Self::of_type(crate::compat::bindings::NLA_U64)
+    /// A variable-width unsigned integer, 4 or 8 bytes (`NLA_UINT`).
+    pub const fn uint() -> AttrPolicy {
+        Self::of_type(crate::compat::bindings::NLA_UINT)
     }
 
     /// A NUL-terminated string of at most `max_len` bytes before the NUL
@@ -954,35 +1001,37 @@ impl<'a> Info<'a> {
     /// reports the missing type in the extended ack, as `GENL_REQ_ATTR_CHECK` does.
     pub fn require(&self, attrtype: u16) -> Result<Attr<'a>> {
         self.attr(attrtype).ok_or_else(|| {
-            self.with_extack(|ext| {
-                ext.miss_type = attrtype;
-                ext.miss_nest = core::ptr::null();
-                ext._msg = c"Missing attribute".as_char_ptr();
-            });
+            // SAFETY: The request is valid (type invariant); its extended ack, if any, is only
+            // written by the handler while the request is handled.
+            unsafe {
+                crate::compat::bindings::nl_set_err_attr_miss(
+                    (*self.raw).extack,
+                    core::ptr::null(),
+                    attrtype,
+                )
+            };
             EINVAL
         })
     }
 
     /// Sets the extended ack's message, and with `attrtype` its offending attribute, that the
-    /// requester gets back with the error.
+    /// requester gets back with the error, as `NL_SET_ERR_MSG_ATTR()` does: the message goes
+    /// through the `netlink_extack` tracepoint whether the request has an extended ack or not.
     pub fn set_err_msg(&self, attrtype: Option<u16>, msg: &'static CStr) {
-        let bad_attr = attrtype.and_then(|t| self.attr(t));
-        self.with_extack(|ext| {
-            ext._msg = msg.as_char_ptr();
-            if let Some(attr) = bad_attr {
-                ext.bad_attr = attr.as_raw();
-            }
-        });
-    }
-
-    /// Runs `f` on the extended ack, if the request has one.
-    fn with_extack(&self, f: impl FnOnce(&mut crate::compat::bindings::netlink_ext_ack)) {
-        // SAFETY: The request is valid; its extended ack, if any, is valid and only written by
-        // the handler while the request is handled, and `f`, which cannot reach `self`, holds
-        // the only reference to it.
-        if let Some(ext) = unsafe { (*self.raw).extack.as_mut() } {
-            f(ext);
-        }
+        let bad_attr = attrtype
+            .and_then(|t| self.attr(t))
+            .map_or(core::ptr::null(), |attr| attr.as_raw());
+        // SAFETY: The request is valid (type invariant); its extended ack, if any, is only
+        // written by the handler while the request is handled. `msg` is a `'static`
+        // NUL-terminated string, as the extended ack keeps it past the handler, and `bad_attr`
+        // is null or an attribute of the request.
+        unsafe {
+            crate::compat::bindings::nl_set_err_msg_attr(
+                (*self.raw).extack,
+                bad_attr,
+                msg.as_char_ptr(),
+            )
+        };
     }
 
     /// The family the request was sent to.
@@ -1034,11 +1083,6 @@ impl<'a> Attr<'a> {
         out
     }
 
-    /// The payload as a `u8` ([`AttrPolicy::u8`]).
-    pub fn as_u8(&self) -> u8 {
-        u8::from_ne_bytes(self.read())
-    }
-
     /// The payload as a `u32` ([`AttrPolicy::u32`]).
     pub fn as_u32(&self) -> u32 {
         u32::from_ne_bytes(self.read())
@@ -1049,9 +1093,14 @@ impl<'a> Attr<'a> {
         i32::from_ne_bytes(self.read())
     }
 
-    /// The payload as a `u64` ([`AttrPolicy::u64`]).
-    pub fn as_u64(&self) -> u64 {
-        u64::from_ne_bytes(self.read())
+    /// The payload as an unsigned integer of either width ([`AttrPolicy::uint`]), as
+    /// `nla_get_uint()` reads it.
+    pub fn as_uint(&self) -> u64 {
+        if self.payload().len() == size_of::<u32>() {
+            u64::from(self.as_u32())
+        } else {
+            u64::from_ne_bytes(self.read())
+        }
     }
 
     /// The payload as a string ([`AttrPolicy::nul_string`], which guarantees the NUL).
@@ -1198,10 +1247,31 @@ mod tests {
     }
 
     #[test]
-    fn test_nest() -> Result {
+    fn test_multicast_without_listeners() -> Result {
         // SAFETY: KUnit tests are built into vmlinux, whose module pointer is NULL.
         static THIS: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-        static FAMILY: Family = Family::const_new(&THIS, b"rust_nest_test\0", 1, &[]);
+        static GROUPS: [MulticastGroup; 1] = [MulticastGroup::const_new(c"events")];
+        static FAMILY: Family = Family::const_new(&THIS, b"rust_mcast_test\0", 1, &GROUPS);
+
+        let _reg = FAMILY.register()?;
+        let message =
+            || NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?.genlmsg_put(0, 0, &FAMILY, 1);
+        // Nobody listens to a family just registered: sent to a namespace, as to all, the
+        // message reaches no one and says so.
+        let net = Net::init_net();
+        assert_eq!(
+            message()?.multicast_netns(&FAMILY, net, 0, 0, GFP_KERNEL),
+            Err(ESRCH)
+        );
+        assert_eq!(message()?.multicast(&FAMILY, 0, 0, GFP_KERNEL), Err(ESRCH));
+        Ok(())
+    }
+
+    #[test]
+    fn test_attrs() -> Result {
+        // SAFETY: KUnit tests are built into vmlinux, whose module pointer is NULL.
+        static THIS: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+        static FAMILY: Family = Family::const_new(&THIS, b"rust_attrs_test\0", 1, &[]);
         const NESTED: u16 = crate::compat::bindings::NLA_F_NESTED as u16;
 
         let mut msg =
@@ -1210,22 +1280,31 @@ mod tests {
         // SAFETY: `msg` owns the valid, linear `skb` until it is dropped at the end.
         let len = || unsafe { (*skb).len } as usize;
         // SAFETY: As above; `offset` is within the message.
-        let nla = |offset: usize| unsafe {
-            *(*skb)
-                .data
-                .add(offset)
-                .cast::<crate::compat::bindings::nlattr>()
-        };
+        let at = |offset: usize| unsafe { (*skb).data.add(offset) };
+        // SAFETY: As above; an attribute header is at `offset`.
+        let nla = |offset: usize| unsafe { *at(offset).cast::<crate::compat::bindings::nlattr>() };
+        let empty = len();
+        let mut attrs = msg.attrs();
+
+        // A `uint` takes 4 bytes when the value fits them, else 8, with no pad before it.
+        attrs.put_uint(1, 7)?;
+        attrs.put_uint(2, 1 << 32)?;
+        assert_eq!(len(), empty + 8 + 12);
+        assert_eq!((nla(empty).nla_len, nla(empty).nla_type), (8, 1));
+        assert_eq!((nla(empty + 8).nla_len, nla(empty + 8).nla_type), (12, 2));
+        // SAFETY: The 8-byte payload follows the header at `empty + 8`.
+        let wide = unsafe { at(empty + 12).cast::<u64>().read_unaligned() };
+        assert_eq!(wide, 1 << 32);
         let empty = len();
 
-        msg.nest(1, |m| m.put_u32(2, 7))?;
+        attrs.nest(1, |m| m.put_u32(2, 7))?;
         // A nest header around a `u32` attribute, 4 + 8 bytes.
         assert_eq!(len(), empty + 12);
         assert_eq!((nla(empty).nla_len, nla(empty).nla_type), (12, 1 | NESTED));
         assert_eq!((nla(empty + 4).nla_len, nla(empty + 4).nla_type), (8, 2));
 
         // A nest whose content fails is taken out again, with what it put.
-        let failed = msg.nest(3, |m| {
+        let failed = attrs.nest(3, |m| {
             m.put_u32(2, 7)?;
             Err(ENOSPC)
         });
@@ -1233,7 +1312,7 @@ mod tests {
         assert_eq!(len(), empty + 12);
 
         // Nests nest.
-        msg.nest(4, |m| m.nest(5, |m| m.put_flag(6)))?;
+        attrs.nest(4, |m| m.nest(5, |m| m.put_flag(6)))?;
         assert_eq!(len(), empty + 24);
         assert_eq!(nla(empty + 12).nla_len, 12);
         assert_eq!(

@@ -67,6 +67,29 @@ __rust_helper void macsec_bridge_helper_genl_dump_check_consistent(struct netlin
 	genl_dump_check_consistent(cb, user_hdr);
 }
 
+/*
+ * NL_SET_ERR_MSG_ATTR() and NL_SET_ERR_MSG() for a message that is not a
+ * string literal (the macros copy theirs into a static array): a Rust caller
+ * passes a NUL-terminated string of static lifetime. @attr is NULL for no
+ * offending attribute.
+ */
+__rust_helper void macsec_bridge_helper_nl_set_err_msg_attr(struct netlink_ext_ack *extack,
+						   const struct nlattr *attr, const char *msg)
+{
+	do_trace_netlink_extack(msg);
+	if (extack) {
+		extack->_msg = msg;
+		if (attr)
+			NL_SET_BAD_ATTR(extack, attr);
+	}
+}
+
+__rust_helper void macsec_bridge_helper_nl_set_err_attr_miss(struct netlink_ext_ack *extack,
+						    const struct nlattr *nest, u16 type)
+{
+	NL_SET_ERR_ATTR_MISS(extack, nest, type);
+}
+
 __rust_helper void *macsec_bridge_helper_nla_data(const struct nlattr *nla)
 {
 	return nla_data(nla);
