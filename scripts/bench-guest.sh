@@ -31,7 +31,7 @@ export KSFT_DIR
 # lib.sh wants the kselftest helpers; the bench needs only its netdevsim ones.
 touch "$KSFT_DIR/ktap_helpers.sh"
 # shellcheck source=/dev/null
-. "$top/selftests/drivers/net/macsec_bridge/lib.sh"
+. "$top/selftests/net/macsec_bridge/lib.sh"
 
 modprobe -a ib_core macsec
 nsim_pair

@@ -72,7 +72,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '../selftests/drivers/net/macsec_bridge'))
+                                '../selftests/net/macsec_bridge'))
 import mb_genl  # noqa: E402
 from scale import ifindex, link_set, trace  # noqa: E402
 

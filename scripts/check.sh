@@ -16,7 +16,7 @@
 #  3. stock:  (debug variant) a pristine kernel, `dkms build` against its
 #             headers as a distribution installs them, the Debian package
 #             built and installed (build_stock)
-#  4. VMs:    the kselftests under selftests/drivers/net/macsec_bridge
+#  4. VMs:    the kselftests under selftests/net/macsec_bridge
 #             through the kernel's kselftest runner (KTAP; exit 4 = skip):
 #             every one on the test kernel, and the DKMS module's on the
 #             stock kernel. Each guest ends with the dmesg and kmemleak
@@ -208,7 +208,7 @@ kmake() {
 # built in DIR against the kernel tree or headers KDIR (clippy, W=1). They
 # sit where they sit in the repo, so that a path to the module's files
 # (a #[path], compat.mk) is the same here and there.
-test_modules_rel=selftests/drivers/net/macsec_bridge/test_modules
+test_modules_rel=selftests/net/macsec_bridge/test_modules
 build_test_modules() {
 	local t=$1 kdir=$2 src
 	shift 2
@@ -316,7 +316,7 @@ vm_results() {
 	local guest=$1 line name test why
 	grep -E '^(not )?ok [0-9]+ selftests:' "$log/ksft-results" > "$log/vm-results" 2>/dev/null || true
 	while IFS= read -r line; do
-		# "drivers/net/macsec_bridge: TEST", the test's name in the inventory.
+		# "net/macsec_bridge: TEST", the test's name in the inventory.
 		name=${line#*selftests: }
 		name=${name%% #*}
 		test=${name##*: }

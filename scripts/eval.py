@@ -33,7 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '../selftests/drivers/net/macsec_bridge'))
+                                '../selftests/net/macsec_bridge'))
 from scale import EVENT, TRACING, trace  # noqa: E402
 
 KO, BIN = sys.argv[1], sys.argv[2]

@@ -50,7 +50,7 @@ rust_tool=$top/scripts/series.sh
 RECIPE="2: tinyconfig+fragments, CLIPPY=1 bzImage modules"
 
 fragments=("$top/scripts/kconfig/vm.config"
-	   "$top/selftests/drivers/net/macsec_bridge/config"
+	   "$top/selftests/net/macsec_bridge/config"
 	   "$top/scripts/kconfig/debug.config")
 # A series' own choices come last and win (7.3: MACsec and RDMA as modules,
 # as distributions build them).

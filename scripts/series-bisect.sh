@@ -68,9 +68,9 @@ elif ! { git -C "$work" apply "${user[@]}" &&
 	kmake -s olddefconfig && grep -qx 'CONFIG_MACSEC_BRIDGE=m' "$work/.config" &&
 	kmake -s -j"$(nproc)" CLIPPY=1 bzImage modules &&
 	[ -f "$work/drivers/net/macsec_bridge/macsec_bridge.ko" ] &&
-	make -s -C "$work/tools/testing/selftests/drivers/net/macsec_bridge/test_modules" \
+	make -s -C "$work/tools/testing/selftests/net/macsec_bridge/test_modules" \
 		KDIR="$work" ARCH=x86_64 RUSTC="$RUSTC" CLIPPY_DRIVER="$CLIPPY_DRIVER" CLIPPY=1 W=1 &&
-	[ -f "$work/tools/testing/selftests/drivers/net/macsec_bridge/test_modules/macsec_test_nic.ko" ]
+	[ -f "$work/tools/testing/selftests/net/macsec_bridge/test_modules/macsec_test_nic.ko" ]
 } >"$log" 2>&1; then
 	echo "not ok 1 - the series with its in-tree user: build failed"
 	sed 's/^/# /' "$log" | tail -40

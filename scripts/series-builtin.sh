@@ -122,7 +122,7 @@ fi
 # What the kselftests' kernel log check calls a splat: its own pattern,
 # read from it, so the two cannot drift.
 pattern=
-eval "$(grep -E "^pattern\+?='[^']*'$" "$top/selftests/drivers/net/macsec_bridge/dmesg_clean.sh")"
+eval "$(grep -E "^pattern\+?='[^']*'$" "$top/selftests/net/macsec_bridge/dmesg_clean.sh")"
 case $pattern in *WARNING:*'Call Trace:'*) ;; *) fail "no splat pattern in dmesg_clean.sh" ;; esac
 if grep -E "$pattern" "$d" > "$scratch/splats"; then
 	fail "the kernel log holds a splat" "$scratch/splats"

@@ -48,7 +48,7 @@ git_() {
 user_patch() {
 	case ${1##*/} in
 	[0-9][0-9][0-9][0-9]-net-macsec_bridge-*.patch | \
-	[0-9][0-9][0-9][0-9]-selftests-drivers-net-add-macsec_bridge-*.patch) return 0 ;;
+	[0-9][0-9][0-9][0-9]-selftests-net-add-macsec_bridge-*.patch) return 0 ;;
 	esac
 	return 1
 }
@@ -325,7 +325,7 @@ USER_TREE_FILES=(drivers/net/Kconfig drivers/net/Makefile MAINTAINERS
 USER_SKIP_DRIVER='^(compat/|tests/|target/|Cargo\.(toml|lock)$|compat\.mk$|compat_bindgen\.sh$|interposer\.rs$)'
 USER_SKIP_TESTS='^(dkms_deb\.sh|dkms_load\.sh|dranet_sec\.sh|dranet_sec_bind\.sh|audit\.sh|audit_wire\.py|macsec_interposer\.sh|macsec_interposer_vlan\.sh|test_modules/macsec_interposer_test\.rs|test_modules/nic_bindings\.h)$'
 USER_ENTRY="MACSEC BRIDGE DRIVER"
-USER_TESTS=tools/testing/selftests/drivers/net/macsec_bridge
+USER_TESTS=tools/testing/selftests/net/macsec_bridge
 
 # strip_oot FILE: FILE without its out-of-tree parts; a run of blank lines
 # becomes one, and none starts or ends the file.
@@ -456,7 +456,7 @@ user() {
 
 	# The kselftests.
 	t=$work/$USER_TESTS
-	user_copy selftests/drivers/net/macsec_bridge "$t" "$USER_SKIP_TESTS"
+	user_copy selftests/net/macsec_bridge "$t" "$USER_SKIP_TESTS"
 	USER_SKIP_TESTS=$USER_SKIP_TESTS edit_file "$t/Makefile" '
 		/^TEST_PROGS := / || /^TEST_FILES := / {
 			n = split($0, w, " "); line = w[1] " " w[2]
@@ -466,13 +466,18 @@ user() {
 		{ print }
 		/^TEST_FILES := / { print ""; print "TEST_GEN_MODS_DIR := test_modules" }'
 	printf 'CONFIG_MACSEC_BRIDGE=m\n' >>"$t/config"
+	# Software-only tests (RXE, netdevsim, a model NIC), so under net/ as
+	# drivers/net/README.rst asks; the net/ targets are sorted.
 	edit_file "$work/tools/testing/selftests/Makefile" '
-		{ print } $0 == "TARGETS += drivers/net" { print "TARGETS += drivers/net/macsec_bridge" }'
+		!done && /^TARGETS \+= net\// && $3 > "net/macsec_bridge" {
+			print "TARGETS += net/macsec_bridge"; done = 1
+		}
+		{ print }'
 	edit_file "$work/MAINTAINERS" -v e="$USER_ENTRY" -v tests="$USER_TESTS/" '
 		$0 == e { on = 1 }
 		on && $0 == "F:\tinclude/uapi/linux/macsec_bridge.h" { print; print "F:\t" tests; on = 0; next }
 		{ print }'
-	user_commit "$work" "$top/patches/user/selftests.msg" "[0-9][0-9][0-9][0-9]-selftests-drivers-net-add-macsec_bridge-*.patch"
+	user_commit "$work" "$top/patches/user/selftests.msg" "[0-9][0-9][0-9][0-9]-selftests-net-add-macsec_bridge-*.patch"
 
 	# Every patch again, numbered out of the whole.
 	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' -delete

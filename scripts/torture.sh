@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make torture [SEED=N] [OPS=N] [VARIANT=kasan]`: the randomized torture
-# run (selftests/drivers/net/macsec_bridge/torture.sh) alone, in a VM, with
+# run (selftests/net/macsec_bridge/torture.sh) alone, in a VM, with
 # the seed and the number of operations given: a seed a failing run printed
 # replays the same operations. Prints the test's KTAP.
 set -euo pipefail

@@ -12,10 +12,10 @@ kdir=$1
 shift
 
 stage=$(mktemp -d /tmp/ksft.XXXXXX)
-mkdir -p "$stage/drivers/net"
+mkdir -p "$stage/net"
 ln -s "$kdir/tools/testing/selftests/kselftest" "$stage/kselftest"
 # A copy, not a symlink: the tests reach the runner's helpers through "..".
-cp -r "$top/selftests/drivers/net/macsec_bridge" "$stage/drivers/net/"
+cp -r "$top/selftests/net/macsec_bridge" "$stage/net/"
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
@@ -44,7 +44,7 @@ export BASE_DIR=$stage
 mkdir -p "$stage/kdir/tools/net"
 cp -r "$kdir/tools/net/ynl" "$stage/kdir/tools/net/"
 export KSFT_KDIR=$stage/kdir MACSEC_BRIDGE_SPEC=$top/Documentation/netlink/specs/macsec_bridge.yaml
-cd "$stage/drivers/net/macsec_bridge" || exit 1
+cd "$stage/net/macsec_bridge" || exit 1
 # shellcheck source=/dev/null
 . "$stage/kselftest/runner.sh"
 # The console merges the guest's stdout and stderr: results also go to a

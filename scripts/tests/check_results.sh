@@ -25,7 +25,7 @@ checklog=$log
 trap 'rm -rf "$tmp" "$checklog"' EXIT
 
 mkdir -p "$tmp/job"
-p='selftests: drivers/net/macsec_bridge:'
+p='selftests: net/macsec_bridge:'
 cat >"$tmp/job/ksft-results" <<KTAP
 # $p a.sh
 # 1..0 # SKIP the kernel lacks a
@@ -50,14 +50,14 @@ KTAP
 top_log=$tmp log=$tmp/job vm_results g >"$tmp/out"
 out=$(<"$tmp/out")
 echo "$out"
-grep -q '^FAIL  kselftest drivers/net/macsec_bridge: a.sh skipped (the kernel lacks a), and the inventory allows' <<<"$out" ||
+grep -q '^FAIL  kselftest net/macsec_bridge: a.sh skipped (the kernel lacks a), and the inventory allows' <<<"$out" ||
 	fail "a skip the inventory does not allow did not fail"
-grep -q '^SKIP  kselftest drivers/net/macsec_bridge: b.sh (skipped: the kernel lacks b; allowed: the kernel lacks b)' \
+grep -q '^SKIP  kselftest net/macsec_bridge: b.sh (skipped: the kernel lacks b; allowed: the kernel lacks b)' \
 	<<<"$out" || fail "an allowed skip is not a skip"
-grep -q '^PASS  kselftest drivers/net/macsec_bridge: dmesg_clean.sh$' <<<"$out" &&
-grep -q '^SKIP  kselftest drivers/net/macsec_bridge: dmesg_clean.sh, a check (skipped: kmemleak not available' <<<"$out" ||
+grep -q '^PASS  kselftest net/macsec_bridge: dmesg_clean.sh$' <<<"$out" &&
+grep -q '^SKIP  kselftest net/macsec_bridge: dmesg_clean.sh, a check (skipped: kmemleak not available' <<<"$out" ||
 	fail "a test's own skipped check is not counted as a skip beside its pass"
-grep -q '^FAIL  kselftest drivers/net/macsec_bridge: e.sh skipped (all of it)' <<<"$out" ||
+grep -q '^FAIL  kselftest net/macsec_bridge: e.sh skipped (all of it)' <<<"$out" ||
 	fail "a whole test skipped where the inventory allows one of its checks to"
 [ "$passed/$failed/$skipped" = 2/2/2 ] ||
 	fail "counted $passed passed, $failed failed, $skipped skipped, not 2/2/2"

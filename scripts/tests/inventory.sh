@@ -11,7 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/toolchain.env"
 inv=${INVENTORY:-$top/scripts/inventory}
-ksft=$top/selftests/drivers/net/macsec_bridge
+ksft=$top/selftests/net/macsec_bridge
 bad=0
 fail() { echo "FAIL: $*"; bad=1; }
 

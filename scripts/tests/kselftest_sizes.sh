@@ -8,7 +8,7 @@
 # default of its own, and no check size exceeds its full one.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-dir=$top/selftests/drivers/net/macsec_bridge
+dir=$top/selftests/net/macsec_bridge
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

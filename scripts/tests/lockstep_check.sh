@@ -6,7 +6,7 @@
 # kind of disagreement it is there to catch fails that row, saying why.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-exec python3 - "$top/selftests/drivers/net/macsec_bridge/lockstep_check.py" <<'PY'
+exec python3 - "$top/selftests/net/macsec_bridge/lockstep_check.py" <<'PY'
 import copy, json, os, subprocess, sys, tempfile
 
 check = sys.argv[1]

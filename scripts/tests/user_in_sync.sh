@@ -13,9 +13,7 @@ series=$top/patches/$MODULE_SERIES
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-mapfile -t user < <(find "$series" -maxdepth 1 -name '*.patch' \
-	\( -name '[0-9][0-9][0-9][0-9]-net-macsec_bridge-*' -o \
-	-name '[0-9][0-9][0-9][0-9]-selftests-drivers-net-add-macsec_bridge-*' \) | LC_ALL=C sort)
+mapfile -t user < <(KERNEL_SERIES=$MODULE_SERIES "$top/scripts/series.sh" user-patches)
 if [ ${#user[@]} -ne 2 ]; then
 	echo "FAIL: ${#user[@]} patches of the in-tree user in ${series#"$top"/}, not 2 (the module, its kselftests);"
 	echo "      run scripts/series.sh user"

@@ -37,11 +37,11 @@ use kernel::net;
 // The module's own files: the module uses all of the interposer, this test
 // what a netdevice notifier uses.
 #[allow(dead_code)]
-#[path = "../../../../../drivers/net/macsec_bridge/interposer.rs"]
+#[path = "../../../../drivers/net/macsec_bridge/interposer.rs"]
 mod interposer;
 #[path = "nic_model.rs"]
 mod nic_model;
-#[path = "../../../../../drivers/net/macsec_bridge/vlan.rs"]
+#[path = "../../../../drivers/net/macsec_bridge/vlan.rs"]
 mod vlan;
 
 module! {

@@ -7,7 +7,7 @@
 
 # The logical path (not readlink -f): the runner reaches us through a symlink.
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ksft_dir=${KSFT_DIR:-$lib_dir/../../../kselftest}
+ksft_dir=${KSFT_DIR:-$lib_dir/../../kselftest}
 # shellcheck source=/dev/null
 . "$ksft_dir/ktap_helpers.sh"
 
@@ -328,7 +328,7 @@ print($2)" "$1" 2>/dev/null
 
 # ---- The macsec_bridge family through the kernel's own YNL CLI ----------
 
-YNL_SPEC=$lib_dir/../../../../Documentation/netlink/specs/macsec_bridge.yaml
+YNL_SPEC=$lib_dir/../../../Documentation/netlink/specs/macsec_bridge.yaml
 [ -r "$YNL_SPEC" ] || YNL_SPEC=${KSFT_KDIR:-}/Documentation/netlink/specs/macsec_bridge.yaml
 [ -r "$YNL_SPEC" ] || YNL_SPEC=${MACSEC_BRIDGE_SPEC:-}
 # The kernel tree's YNL CLI.
