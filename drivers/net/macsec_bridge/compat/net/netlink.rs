@@ -145,7 +145,9 @@ impl Drop for NetlinkSkBuff {
 ///
 /// The trait is sealed: those two are its only implementations.
 pub trait MsgBuffer: private::Sealed {
-    /// The `sk_buff`, valid as long as `self` is.
+    /// The `sk_buff`, valid as long as `self` is. It is linear (`genlmsg_new()` and the
+    /// netlink core allocate it so), and its message grows only by the puts of this module,
+    /// which append.
     fn as_raw(&self) -> *mut crate::compat::bindings::sk_buff;
 }
 
@@ -175,8 +177,8 @@ impl<B: MsgBuffer> GenlMsg<B> {
     /// The writer of the message's top-level attributes.
     #[inline]
     pub fn attrs(&mut self) -> Attrs<'_> {
-        // INVARIANT: The buffer is valid as long as `self` is (`MsgBuffer`), and `self` is
-        // borrowed mutably for the writer's lifetime.
+        // INVARIANT: The buffer is valid and linear as long as `self` is (`MsgBuffer`), and
+        // `self` is borrowed mutably for the writer's lifetime.
         Attrs {
             skb: self.skb.as_raw(),
             _p: PhantomData,
@@ -205,8 +207,10 @@ impl<B: MsgBuffer> GenlMsg<B> {
 /// Writes attributes at one level of a message being built: its top level ([`GenlMsg::attrs`])
 /// or the content of a nested attribute ([`Attrs::nest`]).
 ///
-/// A writer can only append attributes to its message, which it borrows mutably: a nest's
-/// header, once started, stays where it is until the nest is ended or taken out again.
+/// Through a writer, attributes can only be appended to its message, which it borrows mutably:
+/// a nest's header, once started, stays where it is until the nest is ended or taken out again.
+/// (The writer value itself may be replaced, by one of another message; the nest it was handed
+/// for is still ended in its own message, see [`Attrs::nest`].)
 ///
 /// # Invariants
 ///
@@ -310,8 +314,10 @@ impl Attrs<'_> {
         if start.is_null() {
             return Err(EMSGSIZE);
         }
-        // INVARIANT: The nest's writer reborrows `self`, so the message is reached only through
-        // it while `f` runs.
+        // INVARIANT: `self` stays borrowed mutably while `f` runs, so the message is reached only
+        // through the nest's writer, which `f` cannot keep: it takes a writer of any lifetime.
+        // Whatever `f` does with the writer (it may replace it with another message's), the
+        // nest is ended below through `skb`, the message it started in.
         let ret = f(&mut Attrs {
             skb,
             _p: PhantomData,
@@ -1014,9 +1020,11 @@ impl<'a> Info<'a> {
         })
     }
 
-    /// Sets the extended ack's message, and with `attrtype` its offending attribute, that the
-    /// requester gets back with the error, as `NL_SET_ERR_MSG_ATTR()` does: the message goes
-    /// through the `netlink_extack` tracepoint whether the request has an extended ack or not.
+    /// Sets the extended ack's message that the requester gets back with the error, and with
+    /// `attrtype`, if the request carries that attribute, the offending attribute: as
+    /// `NL_SET_ERR_MSG_ATTR()` does then, as `NL_SET_ERR_MSG()` does otherwise (leaving the
+    /// offending attribute as it was). The message goes through the `netlink_extack` tracepoint
+    /// whether the request has an extended ack or not.
     pub fn set_err_msg(&self, attrtype: Option<u16>, msg: &'static CStr) {
         let bad_attr = attrtype
             .and_then(|t| self.attr(t))
@@ -1253,17 +1261,18 @@ mod tests {
         static GROUPS: [MulticastGroup; 1] = [MulticastGroup::const_new(c"events")];
         static FAMILY: Family = Family::const_new(&THIS, b"rust_mcast_test\0", 1, &GROUPS);
 
-        let _reg = FAMILY.register()?;
+        let reg = FAMILY.register()?;
         let message =
             || NetlinkSkBuff::new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL)?.genlmsg_put(0, 0, &FAMILY, 1);
         // Nobody listens to a family just registered: sent to a namespace, as to all, the
         // message reaches no one and says so.
-        let net = Net::init_net();
-        assert_eq!(
-            message()?.multicast_netns(&FAMILY, net, 0, 0, GFP_KERNEL),
-            Err(ESRCH)
-        );
-        assert_eq!(message()?.multicast(&FAMILY, 0, 0, GFP_KERNEL), Err(ESRCH));
+        let to_net =
+            message().map(|m| m.multicast_netns(&FAMILY, Net::init_net(), 0, 0, GFP_KERNEL));
+        let to_all = message().map(|m| m.multicast(&FAMILY, 0, 0, GFP_KERNEL));
+        // A failed assertion aborts the test without unwinding: unregister first.
+        drop(reg);
+        assert_eq!(to_net, Ok(Err(ESRCH)));
+        assert_eq!(to_all, Ok(Err(ESRCH)));
         Ok(())
     }
 
@@ -1287,14 +1296,14 @@ mod tests {
         let mut attrs = msg.attrs();
 
         // A `uint` takes 4 bytes when the value fits them, else 8, with no pad before it.
-        attrs.put_uint(1, 7)?;
-        attrs.put_uint(2, 1 << 32)?;
+        attrs.put_uint(1, u32::MAX.into())?;
+        attrs.put_uint(2, u64::from(u32::MAX) + 1)?;
         assert_eq!(len(), empty + 8 + 12);
         assert_eq!((nla(empty).nla_len, nla(empty).nla_type), (8, 1));
         assert_eq!((nla(empty + 8).nla_len, nla(empty + 8).nla_type), (12, 2));
         // SAFETY: The 8-byte payload follows the header at `empty + 8`.
         let wide = unsafe { at(empty + 12).cast::<u64>().read_unaligned() };
-        assert_eq!(wide, 1 << 32);
+        assert_eq!(wide, u64::from(u32::MAX) + 1);
         let empty = len();
 
         attrs.nest(1, |m| m.put_u32(2, 7))?;
@@ -1319,6 +1328,29 @@ mod tests {
             (nla(empty + 16).nla_len, nla(empty + 16).nla_type),
             (8, 5 | NESTED)
         );
+        Ok(())
+    }
+
+    #[test]
+    fn test_nest_too_long() -> Result {
+        // SAFETY: KUnit tests are built into vmlinux, whose module pointer is NULL.
+        static THIS: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+        static FAMILY: Family = Family::const_new(&THIS, b"rust_nest_test\0", 1, &[]);
+
+        // Room for a nest whose content outgrows the 16-bit attribute length.
+        let mut msg = NetlinkSkBuff::new(128 * 1024, GFP_KERNEL)?.genlmsg_put(0, 0, &FAMILY, 1)?;
+        let skb = msg.skb.skb.as_ptr();
+        // SAFETY: `msg` owns the valid `skb` until it is dropped at the end.
+        let len = || unsafe { (*skb).len } as usize;
+        let big = KVec::from_elem(0u8, 40_000, GFP_KERNEL)?;
+        let empty = len();
+        let mut attrs = msg.attrs();
+        let ret = attrs.nest(1, |m| {
+            m.put(2, &big[..])?;
+            m.put(3, &big[..])
+        });
+        // Both puts fit the buffer; the nest, over 64 KiB, cannot be ended and is taken out.
+        assert_eq!((ret, len()), (Err(EMSGSIZE), empty));
         Ok(())
     }
 }
