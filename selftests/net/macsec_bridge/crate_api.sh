@@ -126,7 +126,7 @@ dmesg_clean_since "no warning, bug or oops in the kernel log"
 # one warning, raised in the kernel crate's assertion (lockdep's) and
 # reached from the probe's init, and nothing else the kernel log scan
 # would report. Its records, from the WARNING line to the end of its
-# trace, are the ones dmesg_clean.sh then leaves out.
+# trace, are the ones the kernel log scans (splat_scan) then leave out.
 unheld_reported() {
 	local raw log first last others
 	rmmod crate_api_probe 2>/dev/null

@@ -10,7 +10,7 @@
 # device, the SecY or its uplink going down, and for mdo_upd_secy, which a
 # bond may call inside another device's locked section), the port's own
 # feature change, and unload. Each row is checked three ways as in
-# every lockstep table; dmesg_clean.sh then finds no lockdep report.
+# every lockstep table; its kernel log scan (splat_scan) finds no lockdep report.
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -8,7 +8,7 @@
 # unprivileged user, by a user namespace's root over the initial
 # namespace and by one in a network namespace of its own. Nothing may
 # change: the dump stays the same, field for field, and root's monitor
-# hears nothing. The final dmesg scan (dmesg_clean.sh) catches any splat.
+# hears nothing. Its kernel log scan (splat_scan) catches any splat.
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -52,9 +52,10 @@ sizes_load() {
 # test's process group is sent SIGTERM twice: the second would kill the
 # cleanup half-way and leave netdevs and namespaces to the next test, so
 # the cleanup (and what it runs) ignores it.
+# After FUNC, splat_scan judges the kernel log of the test's own run.
 on_exit() {
 	# shellcheck disable=SC2064 # FUNC is expanded now, on purpose.
-	trap "trap '' INT TERM; $1" EXIT
+	trap "trap '' INT TERM; $1; splat_scan" EXIT
 }
 
 # bed_broken WHAT: a prerequisite that the test bed provides (a tool, a
@@ -948,7 +949,7 @@ dmesg_since() {
 
 # The records of the kernel log that tests raised on purpose (a contract
 # broken to see lockdep report it), one "FIRST LAST" range of sequence
-# numbers a line: dmesg_clean.sh leaves them out. One file per boot, as
+# numbers a line: the kernel log scans leave them out. One file per boot, as
 # the numbers are.
 SPLATS_FILE=/tmp/macsec_bridge-expected-splats.$(</proc/sys/kernel/random/boot_id)
 
@@ -956,6 +957,62 @@ SPLATS_FILE=/tmp/macsec_bridge-expected-splats.$(</proc/sys/kernel/random/boot_i
 # raised on purpose.
 splat_expected() {
 	echo "$1 $2" >>"$SPLATS_FILE"
+}
+
+# What lockdep, KASAN, kmemleak, DEBUG_ATOMIC_SLEEP and WARN()/BUG() print,
+# then what a leaked netdev reference (netdev_wait_allrefs()), a refcount
+# misuse, an RCU stall and the hung task detector print.
+SPLAT_PATTERN='WARNING:|BUG:|Oops|general protection fault|possible circular locking'
+SPLAT_PATTERN+='|possible recursive locking|inconsistent lock state|suspicious RCU usage'
+SPLAT_PATTERN+='|DEBUG_LOCKS_WARN_ON|lock held when returning'
+SPLAT_PATTERN+='|sleeping function called from invalid context|KASAN:|UBSAN:'
+SPLAT_PATTERN+='|kmemleak: [0-9]+ new suspected|unreferenced object|Call Trace:'
+SPLAT_PATTERN+='|unregister_netdevice: waiting for|refcount_t: |detected stalls? on CPU'
+SPLAT_PATTERN+='|self-detected stall|blocked for more than [0-9]+ seconds'
+
+# kmsg_unexpected AFTER: the kernel log's messages after record AFTER (-1:
+# since boot), less the records tests raised on purpose
+# (splat_expected); fails if the log could not be read whole, or no longer
+# holds the record after AFTER.
+kmsg_unexpected() {
+	local raw first
+	raw=$(kmsg) || return 1
+	first=${raw%% *}
+	[ -z "$first" ] || [ "$first" -le $(($1 + 1)) ] || return 1
+	awk -v after="$1" -v f="$SPLATS_FILE" '
+		BEGIN {
+			while ((getline l < f) > 0) {
+				split(l, r, " ")
+				lo[++n] = r[1]
+				hi[n] = r[2]
+			}
+		}
+		{
+			s = $1 + 0
+			if (s <= after)
+				next
+			for (i = 1; i <= n; i++)
+				if (s >= lo[i] && s <= hi[i])
+					next
+			sub(/^[0-9]+ /, "")
+			print
+		}' <<<"$raw"
+}
+
+# splat_scan: at a test's exit (on_exit), whatever the kernel logged while
+# the test ran, from the record the log ended at when it started: a splat
+# there fails the test, whatever ran before or runs after it. It also
+# fails if the log lost the test's records.
+splat_scan() {
+	local log bad
+	if ! log=$(kmsg_unexpected "$KMSG_START"); then
+		echo "# the kernel log lost records of this test: cannot tell whether it is clean"
+		exit "$KSFT_FAIL"
+	fi
+	bad=$(grep -E -B2 -A20 "$SPLAT_PATTERN" <<<"$log") || return 0
+	echo "# the kernel logged a splat while this test ran:"
+	head -120 <<<"$bad" | sed 's/^/# /'
+	exit "$KSFT_FAIL"
 }
 
 # dmesg_clean_since DESCRIPTION: one KTAP result, whether the kernel
@@ -992,3 +1049,9 @@ MB_KEY=01234567890123456789012345678901
 MB_SALT=0123456789abcdef01234567
 
 sizes_load
+
+# Where the test's own records start (splat_scan), and the scan, for a test
+# that sets no cleanup of its own.
+dmesg_mark
+KMSG_START=$DMESG_MARK
+on_exit :
