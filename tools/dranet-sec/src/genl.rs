@@ -475,21 +475,23 @@ mod tests {
             .unwrap()
     }
 
+    /// `parse()` of a `dev-change-ntf` carrying `attrs`.
+    fn parsed(attrs: Vec<Nlattr<u16, Buffer>>) -> Result<PortState> {
+        let mut b = GenlBuffer::new();
+        for a in attrs {
+            b.push(a);
+        }
+        let g = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
+            .cmd(CMD_DEV_CHANGE_NTF)
+            .version(1)
+            .attrs(b)
+            .build()
+            .unwrap();
+        parse(&g)
+    }
+
     #[test]
     fn uints_are_read_in_both_widths_and_nothing_else() {
-        let parsed = |attrs: Vec<Nlattr<u16, Buffer>>| {
-            let mut b = GenlBuffer::new();
-            for a in attrs {
-                b.push(a);
-            }
-            let g = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
-                .cmd(CMD_DEV_CHANGE_NTF)
-                .version(1)
-                .attrs(b)
-                .build()
-                .unwrap();
-            parse(&g)
-        };
         let wide = (1u64 << 40) + 3;
         let p = parsed(vec![
             nla(attr::ENCRYPT, 1u32.to_ne_bytes().to_vec()),
@@ -512,18 +514,13 @@ mod tests {
     fn protected_gids_are_read_from_their_nests() {
         let v4 = "0000:0000:0000:0000:0000:ffff:c000:0201";
         let v6 = "fe80:0000:0000:0000:0000:00ff:fe00:0001";
-        let mut attrs = GenlBuffer::new();
-        attrs.push(nla(attr::IFNAME, string("mtn0")));
-        attrs.push(nla(attr::PROTECTION, 0u32.to_ne_bytes().to_vec()));
-        attrs.push(gid(3, v4));
-        attrs.push(gid(4, v6));
-        let g = GenlmsghdrBuilder::<u8, u16, NoUserHeader>::default()
-            .cmd(CMD_DEV_CHANGE_NTF)
-            .version(1)
-            .attrs(attrs)
-            .build()
-            .unwrap();
-        let p = parse(&g).unwrap();
+        let p = parsed(vec![
+            nla(attr::IFNAME, string("mtn0")),
+            nla(attr::PROTECTION, 0u32.to_ne_bytes().to_vec()),
+            gid(3, v4),
+            gid(4, v6),
+        ])
+        .unwrap();
         assert_eq!(p.ifname, "mtn0");
         assert_eq!(p.protection, "none");
         assert_eq!(p.protected_gids, [v4, v6]);
