@@ -133,9 +133,11 @@ insmod_bridge() {
 # offload_path: how the module must see offloaded MACsec operations on
 # this kernel, by the kernel's own symbols, not the module's word:
 # "notifier" where the MACsec core announces them (the patch series'
-# register_macsec_offload_notifier, built in), "interposer" otherwise
-# (the module interposes each device's macsec_ops).
+# register_macsec_offload_notifier, exported by macsec.ko, so loaded
+# first: whatever ran before, the answer is the kernel's), "interposer"
+# otherwise (the module interposes each device's macsec_ops).
 offload_path() {
+	modprobe -q macsec 2>/dev/null
 	if awk '$3 == "register_macsec_offload_notifier" { f = 1 } END { exit !f }' \
 		/proc/kallsyms; then
 		echo notifier
