@@ -44,11 +44,8 @@ if [ -s "$SPLATS_FILE" ]; then
 		echo "# left out: records $lo to $hi, a warning a test raised on purpose"
 	done <"$SPLATS_FILE"
 fi
-if log=$(kmsg_unexpected -1); then
-	bad=$(grep -E "$SPLAT_PATTERN" <<<"$log")
-	if [ -n "$bad" ]; then
-		grep -E -B2 -A20 "$SPLAT_PATTERN" <<<"$log" | head -120 | sed 's/^/# /'
-	fi
+if bad=$(splats -1); then
+	[ -z "$bad" ] || sed 's/^/# /' <<<"$bad"
 else
 	bad="the kernel log could not be read whole"
 	echo "# $bad"

@@ -1001,19 +1001,29 @@ kmsg_unexpected() {
 		}' <<<"$raw"
 }
 
+# splats AFTER: each SPLAT_PATTERN match in kmsg_unexpected AFTER, with
+# its context (at most 120 lines in all); nothing when there is none.
+# Fails as kmsg_unexpected does.
+splats() {
+	local log
+	log=$(kmsg_unexpected "$1") || return 1
+	grep -E -B2 -A20 "$SPLAT_PATTERN" <<<"$log" | head -120
+	return 0
+}
+
 # splat_scan: at a test's exit (on_exit), whatever the kernel logged while
 # the test ran, from the record the log ended at when it started: a splat
 # there fails the test, whatever ran before or runs after it. It also
 # fails if the log lost the test's records.
 splat_scan() {
-	local log bad
-	if ! log=$(kmsg_unexpected "$KMSG_START"); then
+	local bad
+	if ! bad=$(splats "$KMSG_START"); then
 		echo "# the kernel log lost records of this test: cannot tell whether it is clean"
 		exit "$KSFT_FAIL"
 	fi
-	bad=$(grep -E -B2 -A20 "$SPLAT_PATTERN" <<<"$log") || return 0
+	[ -n "$bad" ] || return 0
 	echo "# the kernel logged a splat while this test ran:"
-	head -120 <<<"$bad" | sed 's/^/# /'
+	sed 's/^/# /' <<<"$bad"
 	exit "$KSFT_FAIL"
 }
 
