@@ -322,8 +322,8 @@ compat() {
 # the patches again changes one only where its content changed.
 USER_TREE_FILES=(drivers/net/Kconfig drivers/net/Makefile MAINTAINERS
 	Documentation/networking/index.rst tools/testing/selftests/Makefile)
-USER_SKIP_DRIVER='^(compat/|tests/|target/|Cargo\.(toml|lock)$|compat\.mk$|compat_bindgen\.sh$|interposer\.rs$)'
-USER_SKIP_TESTS='^(dmesg_clean\.sh|dkms_deb\.sh|dkms_load\.sh|dranet_sec\.sh|dranet_sec_bind\.sh|audit\.sh|audit_wire\.py|macsec_interposer\.sh|macsec_interposer_vlan\.sh|test_modules/macsec_interposer_test\.rs|test_modules/nic_bindings\.h)$'
+USER_SKIP_DRIVER='^(compat/|tests/|target/|Cargo\.(toml|lock)$|compat\.mk$|compat_bindgen\.sh$|compat_root\.sh$|interposer\.rs$|platform_compat\.rs$)'
+USER_SKIP_TESTS='^(dmesg_clean\.sh|dkms_deb\.sh|dkms_load\.sh|dranet_sec\.sh|dranet_sec_bind\.sh|audit\.sh|audit_wire\.py|macsec_interposer\.sh|macsec_interposer_vlan\.sh|test_modules/macsec_interposer_test\.rs|test_modules/nic_bindings\.h|test_modules/nic_bindings\.rs)$'
 USER_ENTRY="MACSEC BRIDGE DRIVER"
 USER_TESTS=tools/testing/selftests/net/macsec_bridge
 

@@ -62,3 +62,10 @@ quiet_cmd_compat_bindgen = BINDGEN $@
 		--blocklist-type __BindgenUnionField $(compat_bindgen_kernel_types) -- $(c_flags) -- \
 		$(compat_bindgen_cflags_final); \
 	sed -Ei 's/pub const RUST_CONST_HELPER_([a-zA-Z0-9_]*)/pub const \1/g' $@
+
+# The crate root of a module for such a kernel: the includer's root with
+# the lines compat_root_swap names replaced (compat_root.sh), so that the
+# module's files stay those of the kernel tree.
+quiet_cmd_compat_root = GEN     $@
+      cmd_compat_root = $(CONFIG_SHELL) $(compat_src)/compat_root.sh $< $(compat_root_swap) \
+	> $@.tmp && mv $@.tmp $@

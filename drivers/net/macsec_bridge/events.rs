@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What each source does to the state: the netdevice notifier's events,
-//! the offload operations (through the MACsec core's offload notifier or
-//! the interposer), the RDMA client's devices, and the family's requests.
+//! the offload operations (as the module's platform sees them: the MACsec
+//! core's offload notifier), the RDMA client's devices, and the family's
+//! requests.
 //! Each runs one update ([`Bridge::update`]); none touches a device itself.
 
 use crate::bindings;
 use crate::bridge::Bridge;
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-use crate::interposer::Interposer;
 use crate::lockstep::{self, Knowledge, Offload, Op, SecyState};
 use crate::model::{key, BindError, Binding, Ingress, RdmaDev};
 use crate::net::device::NetDevice;
@@ -16,44 +15,19 @@ use crate::net::macsec::{Context, Mdo, Observer};
 use crate::net::notifier::{NetdevEvent, NetdevNotifier};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::secy::{lower_up, op_of, reach, snapshot, stacked_over};
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-use crate::state::record;
-use crate::state::{mark, Ports, State, GROW};
+use crate::state::{mark, Ports, State};
 use crate::trace::{self, Cause};
 use crate::update::{Effects, Locks};
-use crate::{gids::forget_rdma, index::Index, rdma, wire};
+use crate::{gids::forget_rdma, platform, rdma, wire};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 impl Bridge {
-    /// A device appeared: observe its `macsec_ops` (on a kernel without the
-    /// offload notifier), and track it if it is a MACsec netdev.
+    /// A device appeared: the source of offloaded operations sees it, and
+    /// it is tracked if it is a MACsec netdev.
     fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
-        // With the offload notifier, which announces every device's
-        // operations, nothing is put on the device: `fx` goes unused.
-        #[cfg_attr(not(MACSEC_BRIDGE_COMPAT), expect(unused_variables))]
         this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
-            #[cfg(MACSEC_BRIDGE_COMPAT)]
-            match Interposer::install(rtnl, dev, this.clone()) {
-                Ok(i) => {
-                    if let Err(i) = record(&mut st.lowers, i) {
-                        warn_ratelimited!("{}: out of memory, offload not observed\n", dev.name());
-                        // SAFETY: this is the device's own REGISTER, and
-                        // its table was installed just now.
-                        unsafe { fx.restore(rtnl, i) };
-                        st.lost_sight(rtnl, dev);
-                    }
-                }
-                Err(e) if e == EOPNOTSUPP => {}
-                Err(e) => {
-                    warn_ratelimited!(
-                        "{}: cannot observe its MACsec offload ({:?}): its SecYs are unknown\n",
-                        dev.name(),
-                        e
-                    );
-                    st.lost_sight(rtnl, dev);
-                }
-            }
+            platform::registered(this, rtnl, dev, st, fx);
             if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(dev).is_err() {
                 warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
             }
@@ -63,16 +37,9 @@ impl Bridge {
 
     /// A device is being unregistered, or leaves its namespace.
     fn unregistered(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
-        // With the offload notifier nothing is on the device to take off:
-        // `fx` goes unused.
-        #[cfg_attr(not(MACSEC_BRIDGE_COMPAT), expect(unused_variables))]
         self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
             let d = key(dev);
-            #[cfg(MACSEC_BRIDGE_COMPAT)]
-            if let Some(i) = st.lowers.remove(&d) {
-                // SAFETY: this is the device's own UNREGISTER.
-                unsafe { fx.restore(rtnl, i) };
-            }
+            platform::unregistered(rtnl, dev, st, fx);
             // Before the indexes forget the device: its ports.
             st.touch_around(dev);
             // A device leaving for another namespace keeps its identity:
@@ -353,8 +320,8 @@ impl Bridge {
         ret
     }
 
-    /// Retracts everything, leaves every interposer to the module's exit
-    /// and ignores events from now on.
+    /// Retracts everything, leaves what the platform put on devices to the
+    /// module's exit and ignores events from now on.
     pub(crate) fn shutdown(&self, rtnl: &mut RtnlGuard) {
         let mut span = trace::Span::start();
         let mut fx = Effects::new();
@@ -375,18 +342,11 @@ impl Bridge {
                 from = (ns, s + 1);
             }
             self.finish(rtnl, &mut st, &mut fx);
-            // Observed from now on by a closed bridge, which ignores them,
-            // until the module's exit takes them all off at once
-            // (`interposer::restore_all`): one wait for the RX and TX paths
-            // at unload, not one per device under RTNL.
-            #[cfg(MACSEC_BRIDGE_COMPAT)]
-            for (_, i) in st.lowers.drain() {
-                i.leave();
-            }
+            st.offload.leave_all();
             work = st.work();
-            st.uppers = Index::new(GROW);
-            st.observed = Index::new(GROW);
-            st.secys = Index::new(GROW);
+            st.uppers.clear();
+            st.observed.clear();
+            st.secys.clear();
         }
         span.unlocked();
         self.apply(&mut Locks::Own(rtnl), fx);

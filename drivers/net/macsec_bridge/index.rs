@@ -252,15 +252,17 @@ impl<K: Key, V> Index<K, V> {
 
     /// Takes every entry out, in no particular order; the table is left
     /// empty.
-    // The interposers are drained at unload: with the offload notifier there
-    // are none.
-    #[cfg_attr(not(MACSEC_BRIDGE_COMPAT), allow(dead_code))]
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = (K, V)> {
         self.len = 0;
         self.probed(self.slots.len());
         core::mem::replace(&mut self.slots, KVVec::new())
             .into_iter()
             .flatten()
+    }
+
+    /// Drops every entry; the table is left empty.
+    pub(crate) fn clear(&mut self) {
+        self.drain().for_each(drop);
     }
 }
 

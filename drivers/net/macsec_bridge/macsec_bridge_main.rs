@@ -8,20 +8,9 @@
 //! per-port object in lockstep with the real, offloaded SecY state. See
 //! `Documentation/networking/macsec_bridge.rst`.
 
-#[cfg(not(MACSEC_BRIDGE_COMPAT))]
-use crate::net::macsec_notifier;
 use crate::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;
 use kernel::sync::Arc;
-
-// The kernel-crate abstractions the module is written against: the
-// kernel's own (the patch series applied to it), or, on a kernel without
-// them, the series compiled into the module (Kbuild: MACSEC_BRIDGE_COMPAT).
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-pub mod compat;
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-use compat::{bindings, net};
-#[cfg(not(MACSEC_BRIDGE_COMPAT))]
 use kernel::{bindings, net};
 
 /// `pr_warn!`, as often as `net_ratelimit()` allows. Every warning an
@@ -43,11 +32,10 @@ mod bridge;
 mod events;
 mod gids;
 mod index;
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-mod interposer;
 pub mod lockstep;
 mod model;
 mod netlink;
+mod platform;
 mod ports;
 mod rdma;
 mod secy;
@@ -69,11 +57,8 @@ module! {
 struct MacsecBridge {
     bridge: Arc<bridge::Bridge>,
     family: Option<crate::net::netlink::Registration>,
-    /// The MACsec core's offload notifier; a kernel without it (built
-    /// with `MACSEC_BRIDGE_COMPAT`) has each device's `macsec_ops`
-    /// interposed instead, as its netdevice notifier sees the device.
-    #[cfg(not(MACSEC_BRIDGE_COMPAT))]
-    offload: Option<Pin<KBox<macsec_notifier::Registration<events::Events>>>>,
+    /// Where offloaded operations come from.
+    offload: Option<platform::Source>,
     notifier: Option<Pin<KBox<notifier::Registration<events::Events>>>>,
     client: Option<Pin<KBox<rdma::ClientRegistration<ports::RdmaPorts>>>>,
 }
@@ -88,7 +73,6 @@ impl kernel::Module for MacsecBridge {
         let mut this = MacsecBridge {
             bridge,
             family: None,
-            #[cfg(not(MACSEC_BRIDGE_COMPAT))]
             offload: None,
             notifier: None,
             client: None,
@@ -96,16 +80,10 @@ impl kernel::Module for MacsecBridge {
         this.family = Some(netlink::FAMILY.register()?);
         // Before any SecY is tracked: an operation on a SecY that is not
         // tracked yet teaches nothing and holds nothing down.
-        #[cfg(not(MACSEC_BRIDGE_COMPAT))]
-        {
-            this.offload = Some(KBox::pin_init(
-                macsec_notifier::Registration::new(events::Events(this.bridge.clone())),
-                GFP_KERNEL,
-            )?);
-        }
+        this.offload = Some(platform::Source::register(&this.bridge)?);
         // Registering replays REGISTER and UP for every existing device:
-        // MACsec netdevs get tracked (and, without the offload notifier,
-        // offload-capable devices interposed).
+        // MACsec netdevs get tracked (and the source of offloaded
+        // operations sees every device).
         this.notifier = Some(KBox::pin_init(
             notifier::Registration::new(events::Events(this.bridge.clone())),
             GFP_KERNEL,
@@ -115,11 +93,7 @@ impl kernel::Module for MacsecBridge {
         // SAFETY: as above.
         let us = (unsafe { crate::bindings::ktime_get() } - t0) / 1000;
         let (ports, secys) = this.bridge.counts();
-        let seen = if cfg!(MACSEC_BRIDGE_COMPAT) {
-            "interposed macsec_ops"
-        } else {
-            "the MACsec offload notifier"
-        };
+        let seen = platform::SOURCE;
         pr_info!("loaded: {ports} ports, {secys} SecYs, in {us} us; offload seen through {seen}\n");
         Ok(this)
     }
@@ -132,21 +106,16 @@ impl Drop for MacsecBridge {
         {
             let mut rtnl = Rtnl::lock();
             self.bridge.shutdown(&mut rtnl);
-            // A closed bridge installs nothing: every interposer the
-            // shutdown left, and any a lost guard left, goes now, with one
-            // wait for the RX and TX paths (the trampolines are this
-            // module's text). Before the notifier goes: each holds its
-            // device, and a namespace dismantled meanwhile would wait for
-            // that reference holding `pernet_ops_rwsem`, which
-            // unregistering the notifier takes.
-            #[cfg(MACSEC_BRIDGE_COMPAT)]
-            interposer::restore_all(&rtnl);
+            // Before the netdevice notifier goes: the source leaves
+            // nothing on any device.
+            if let Some(offload) = &self.offload {
+                offload.unloading(&rtnl);
+            }
         }
         // Unregistering replays DOWN and UNREGISTER; the bridge is closed and
         // ignores them, as it ignores offloaded operations from now on.
         drop(self.notifier.take());
-        #[cfg(not(MACSEC_BRIDGE_COMPAT))]
-        drop(self.offload.take());
+        self.offload = None;
         // The periodic re-read no longer queues itself (no port is left);
         // a feature write deferred before the shutdown finds nothing to do.
         // Both take RTNL, so they are waited for without it.

@@ -434,7 +434,7 @@ impl PortEntry {
 
 /// A netdev's key in the state's indexes: its address. Each index entry's
 /// netdev is held by what the entry leads to (a port, a SecY, a binding,
-/// an interposer) and the entry goes when that lets go of it, so the
+/// what the platform keeps of a device) and the entry goes when that lets go of it, so the
 /// address names one device for as long as the entry exists.
 pub(crate) fn key(dev: &NetDevice) -> usize {
     dev.as_raw() as usize

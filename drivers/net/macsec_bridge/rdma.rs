@@ -23,6 +23,7 @@
 
 use crate::bindings;
 use crate::net::device::NetDevice;
+use crate::platform;
 use crate::vlan::vlan_real_dev;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::error::{from_err_ptr, from_result, to_result};
@@ -91,7 +92,7 @@ impl Device {
         // SAFETY: the device is valid; its `ops` are set before it is
         // registered (`ib_set_device_ops()`) and never change after.
         let id = unsafe { (*self.raw()).ops.driver_id };
-        !RXE_ROUTES_IPV6_STRICTLY && id == bindings::rdma_driver_id_RDMA_DRIVER_RXE
+        !platform::RXE_ROUTES_IPV6_STRICTLY && id == bindings::rdma_driver_id_RDMA_DRIVER_RXE
     }
 
     /// An identity usable as a map key while the device is alive.
@@ -134,11 +135,6 @@ impl Device {
         Ok(())
     }
 }
-
-/// Whether RXE sends IPv6 RoCE only through the GID's netdev: in a tree
-/// with the series, whose RXE patch makes it so, not in a kernel the
-/// module is built for out of tree.
-const RXE_ROUTES_IPV6_STRICTLY: bool = cfg!(not(MACSEC_BRIDGE_COMPAT));
 
 // `rdma/ib_cache.h`, which the kernel's `bindings` do not include. The
 // pointers are untyped: `improper_ctypes` cannot see that a pointer to

@@ -13,6 +13,7 @@ use crate::model::{key, PortEntry, Relation, Secy, Secys};
 use crate::net::device::{Features, NetDevice, NetDeviceRef};
 use crate::net::macsec::{self, Context, Mdo, SecY};
 use crate::net::rtnl::Rtnl;
+use crate::platform;
 use crate::state::{mark, Ports, State};
 use kernel::alloc::flags::GFP_KERNEL;
 
@@ -45,8 +46,8 @@ pub(crate) fn stacked_over(_rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> 
 ///
 /// A software SecY is fully described by its netdev states (nothing else of
 /// it is observable, see [`lockstep::evaluate`]). An offloaded one existed
-/// before the module loaded, or was created under another interposer: its
-/// SAs and flags are unknown until an offload operation shows them.
+/// before the module loaded, or was created while its operations went
+/// unseen: its SAs and flags are unknown until an offload operation shows them.
 pub(crate) fn unobserved(dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledge {
     // SAFETY: `dev` is a valid MACsec netdev (the caller checked
     // `is_macsec`).
@@ -79,18 +80,13 @@ fn links(offload: Offload, secy_up: bool, lower_up: bool) -> SecyState {
     }
 }
 
-/// Whether the module sees the operations of PHY offload. The MACsec
-/// core's offload notifier announces them; the interposer of a kernel
-/// without it replaces only a device's own `macsec_ops`, not its PHY's.
-const FOLLOWS_PHY: bool = cfg!(not(MACSEC_BRIDGE_COMPAT));
-
 /// Whether `macsec.c` can reach the operations of a SecY offloaded as
 /// `offload` to real device `real`, as `macsec_check_offload()` decides
 /// before every operation: for MAC offload, `real` has `macsec_ops` and
 /// `NETIF_F_HW_MACSEC`; for PHY offload, `real`'s PHY has `macsec_ops`.
 ///
-/// Where PHY offload is not followed (see [`FOLLOWS_PHY`]), no SecY is
-/// known as offloaded to a PHY, and a SecY known as offloaded to the MAC
+/// Where PHY offload is not followed (see [`platform::FOLLOWS_PHY`]), no
+/// SecY is known as offloaded to a PHY, and a SecY known as offloaded to the MAC
 /// of a device whose PHY can offload too is not vouched for either: a
 /// switch to PHY offload (`ip link set macsec0 type macsec offload phy`)
 /// would leave the module's view at MAC offload while the PHY gets every
@@ -98,9 +94,9 @@ const FOLLOWS_PHY: bool = cfg!(not(MACSEC_BRIDGE_COMPAT));
 fn reaches(rtnl: &Rtnl, offload: Offload, real: &NetDevice) -> bool {
     match offload {
         Offload::Off => true,
-        Offload::Mac if !FOLLOWS_PHY && real.has_phy_macsec_ops(rtnl) => false,
+        Offload::Mac if !platform::FOLLOWS_PHY && real.has_phy_macsec_ops(rtnl) => false,
         Offload::Mac => real.has_macsec_ops() && real.features().contains(Features::HW_MACSEC),
-        Offload::Phy => FOLLOWS_PHY && real.has_phy_macsec_ops(rtnl),
+        Offload::Phy => platform::FOLLOWS_PHY && real.has_phy_macsec_ops(rtnl),
     }
 }
 
@@ -117,8 +113,9 @@ pub(crate) fn lower_up(dev: &NetDevice) -> bool {
 
 /// The SecY as an offload operation sees it at this instant. `macsec.c`
 /// reached the driver to call it, but whether the module may vouch for
-/// what the driver holds is [`reaches`]'s to say (a MAC offload the
-/// interposer sees on a device whose PHY could take the SecY unseen).
+/// what the driver holds is [`reaches`]'s to say (a MAC offload seen where
+/// PHY offload is not followed, on a device whose PHY could take the SecY
+/// unseen).
 pub(crate) fn snapshot(rtnl: &Rtnl, ctx: &Context<'_>) -> SecyState {
     let secy = ctx.secy();
     let offload = match ctx.offload() {

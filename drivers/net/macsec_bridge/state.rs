@@ -5,16 +5,13 @@
 //! under RTNL and its mutex; readers borrow published objects from it.
 
 use crate::index::Index;
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-use crate::interposer::Installed;
 use crate::lockstep::Knowledge;
 use crate::model::{key, Binding, Object, PortEntry, Secy, Secys};
 use crate::net::device::NetDevice;
 use crate::net::rtnl::Rtnl;
+use crate::platform;
 use crate::secy::{real_dev, unobserved};
 use crate::trace;
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-use crate::{bridge::Bridge, secy::stacked_over};
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 use kernel::sync::aref::ARef;
@@ -205,9 +202,8 @@ pub(crate) struct State {
     ///
     /// [`reread`]: crate::secy::reread
     pub(crate) observed_lost: bool,
-    /// The interposed devices, by netdev.
-    #[cfg(MACSEC_BRIDGE_COMPAT)]
-    pub(crate) lowers: Index<usize, Installed<Bridge>>,
+    /// What the source of offloaded operations keeps of devices.
+    pub(crate) offload: platform::Devices,
     /// Room for one feature write per port, reserved when a port is added:
     /// a retraction's bit is written even when nothing can be allocated
     /// (at unload, nothing would write it later). Lent to [`Effects`] by
@@ -243,8 +239,7 @@ impl State {
             uppers: Index::new(GROW),
             observed: Index::new(GROW),
             observed_lost: false,
-            #[cfg(MACSEC_BRIDGE_COMPAT)]
-            lowers: Index::new(GROW),
+            offload: platform::Devices::new(),
             writes: KVec::new(),
             visited: 0,
             probes_at_begin: 0,
@@ -260,8 +255,7 @@ impl State {
             self.secys.probes(),
             self.uppers.probes(),
             self.observed.probes(),
-            #[cfg(MACSEC_BRIDGE_COMPAT)]
-            self.lowers.probes(),
+            self.offload.probes(),
         ]
         .into_iter()
         .fold(0, u64::wrapping_add)
@@ -404,30 +398,6 @@ impl State {
         Ok(())
     }
 
-    /// The offload operations of `dev` cannot be observed (interposing it
-    /// failed at its REGISTER, after a namespace move say): every SecY
-    /// stacked over it, whose operations reach its `macsec_ops` (a VLAN's
-    /// forward there), is unknown from now on, and its ports claim
-    /// nothing. An operation on such a SecY is seen again only once `dev`
-    /// is interposed again (at a later REGISTER), and leaves it unsettled
-    /// until one settles it (see [`lockstep::learn`]). O(S) SecYs, on a
-    /// failure.
-    ///
-    /// [`lockstep::learn`]: crate::lockstep::learn
-    #[cfg(MACSEC_BRIDGE_COMPAT)]
-    pub(crate) fn lost_sight(&mut self, rtnl: &Rtnl, dev: &NetDevice) {
-        let State { ports, secys, .. } = self;
-        for (&d, s) in secys.iter_mut() {
-            if !stacked_over(rtnl, &s.dev, dev) {
-                continue;
-            }
-            s.known = Knowledge::Unknown;
-            ports.of_secy(d, s.lower.as_deref().map(key), |e| {
-                e.port.observe(Knowledge::Unknown);
-            });
-        }
-    }
-
     /// Marks every port that an event on `dev` may change: its own, and if
     /// it is a SecY or the real device of some, every port of those.
     pub(crate) fn touch_around(&mut self, dev: &NetDevice) {
@@ -457,21 +427,3 @@ impl State {
 /// the whole new array to that task's cgroup, so the charge is coarse,
 /// but what a container makes the state grow by is never free to it.
 pub(crate) const GROW: kernel::alloc::Flags = GFP_KERNEL_ACCOUNT;
-
-/// Records interposer `i` by its device; gives it back if there is no
-/// memory (it must not be dropped under RTNL: see [`Effects::restore`]).
-///
-/// [`Effects::restore`]: crate::update::Effects::restore
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-pub(crate) fn record(
-    lowers: &mut Index<usize, Installed<Bridge>>,
-    i: Installed<Bridge>,
-) -> Result<(), Installed<Bridge>> {
-    let d = i.device();
-    // One interposer per device (`Interposer::install` refuses a second,
-    // and UNREGISTER takes it off): were one there, `i` goes back.
-    if lowers.get(&d).is_some() {
-        return Err(i);
-    }
-    lowers.insert(d, i).map(|_| ()).map_err(|(_, i)| i)
-}

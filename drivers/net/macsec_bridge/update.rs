@@ -7,8 +7,6 @@
 //! the state it is given and the ports' feature bits.
 
 use crate::bridge::Bridge;
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-use crate::interposer::Installed;
 use crate::model::{Owner, Reader};
 use crate::net::device::{Features, NetDevice};
 use crate::net::macsec::Mdo;
@@ -16,12 +14,10 @@ use crate::net::namespace::Net;
 use crate::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
 use crate::net::notifier::NetdevEvent;
 use crate::net::rtnl::{Rtnl, RtnlGuard};
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-use crate::state::record;
 use crate::state::{heapsort, State};
 use crate::trace::{self, Cause};
 use crate::work::REVALIDATE_MS;
-use crate::{gids, secy, wire};
+use crate::{gids, platform, secy, wire};
 use kernel::alloc::kvec::PushError;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
@@ -46,9 +42,8 @@ pub(crate) struct Effects {
     retry: bool,
     /// `dev-change-ntf` messages, in order, each with where it goes.
     notes: KVec<(To, GenlMsg)>,
-    /// Interposers to take off.
-    #[cfg(MACSEC_BRIDGE_COMPAT)]
-    restore: KVec<Installed<Bridge>>,
+    /// What the source of offloaded operations does once unlocked.
+    pub(crate) offload: platform::Deferred,
     /// Whether a port rests on an offloaded SecY's state or on where its
     /// RDMA device is ([`Ports::watched`]): the SecYs are to be read again
     /// in [`REVALIDATE_MS`].
@@ -62,40 +57,19 @@ impl Effects {
         Effects {
             features: KVec::new(),
             notes: KVec::new(),
-            #[cfg(MACSEC_BRIDGE_COMPAT)]
-            restore: KVec::new(),
+            offload: platform::Deferred::new(),
             revalidate: false,
             retry: false,
-        }
-    }
-
-    /// Takes `i` off once the state is unlocked, or at once if there is no
-    /// memory to remember it (an `Installed` must not be dropped under
-    /// RTNL: its `Drop` takes RTNL).
-    ///
-    /// # Safety
-    ///
-    /// As [`Installed::restore_unlocked`]: RTNL is held, and the caller is
-    /// not between two MACsec operations through `i`'s table (it runs in a
-    /// notifier for `i`'s own device).
-    #[cfg(MACSEC_BRIDGE_COMPAT)]
-    pub(crate) unsafe fn restore(&mut self, rtnl: &Rtnl, i: Installed<Bridge>) {
-        if self.restore.reserve(1, GFP_KERNEL).is_ok() {
-            // Cannot fail: capacity is reserved.
-            let _ = self.restore.push(i, GFP_KERNEL);
-        } else {
-            // SAFETY: the caller's guarantee.
-            unsafe { i.restore_unlocked(rtnl) };
         }
     }
 }
 
 /// What the context of an update holds, hence how it may write a port's
-/// features and take an interposer off.
+/// features and undo what the platform put on a device.
 pub(crate) enum Locks<'a, 'e> {
     /// RTNL that the caller took itself (a request, the RDMA client, unload,
     /// the deferred writer): it may take one device's instance lock at a
-    /// time, and restore interposers.
+    /// time, and undo what the platform put on a device.
     Own(&'a mut RtnlGuard),
     /// A netdevice notifier: the core holds RTNL and, for some events, the
     /// event device's instance lock. The event is the one the core handed
@@ -386,24 +360,6 @@ impl Bridge {
             let _ = workqueue::system()
                 .enqueue_delayed(self.revalidate.clone(), msecs_to_jiffies(REVALIDATE_MS));
         }
-        #[cfg(MACSEC_BRIDGE_COMPAT)]
-        for installed in fx.restore.into_iter() {
-            match locks {
-                Locks::Own(rtnl) => installed.restore(rtnl),
-                // SAFETY: only the notifier for the interposed device itself
-                // (its registration failing to be recorded, or its
-                // unregistration) queues a restore (`Effects::restore`).
-                Locks::Event(rtnl, _) => unsafe { installed.restore_unlocked(rtnl) },
-                // Observers never queue one; were one queued, it stays
-                // installed, and recorded, until the device goes away, or
-                // failing that until unload (`interposer::restore_all`).
-                Locks::Observer(..) => {
-                    if let Err(i) = record(&mut self.state.lock().lowers, installed) {
-                        pr_err!("interposer dropped under RTNL: kept until unload\n");
-                        i.leave();
-                    }
-                }
-            }
-        }
+        fx.offload.apply(self, locks);
     }
 }

@@ -72,6 +72,14 @@ mod interposer {
 }
 #[path = "../model.rs"]
 mod model;
+/// The module's platform, as Kbuild picks it: the offload notifier's, or
+/// for a kernel without it (`MACSEC_BRIDGE_COMPAT=y`) the interposer's.
+#[cfg(not(MACSEC_BRIDGE_COMPAT))]
+#[path = "../platform.rs"]
+mod platform;
+#[cfg(MACSEC_BRIDGE_COMPAT)]
+#[path = "../platform_compat.rs"]
+mod platform;
 #[path = "../secy.rs"]
 mod secy;
 #[path = "../state.rs"]

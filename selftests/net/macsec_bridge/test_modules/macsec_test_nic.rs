@@ -67,38 +67,8 @@
 //! SecY to their MACs at a time.
 
 use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
-#[cfg(not(MACSEC_BRIDGE_COMPAT))]
 use kernel::bindings;
 use kernel::{prelude::*, str::CString, sync::rcu};
-
-/// A kernel without the patch series binds no MACsec: `kernel::bindings`,
-/// and net/macsec.h bound when the module is built (Kbuild).
-#[cfg(MACSEC_BRIDGE_COMPAT)]
-mod bindings {
-    // The lints the kernel allows in its own bindings.
-    #![allow(
-        clippy::all,
-        clippy::as_underscore,
-        clippy::cast_lossless,
-        clippy::ptr_as_ptr,
-        clippy::ref_as_ptr,
-        clippy::undocumented_unsafe_blocks,
-        dead_code,
-        missing_docs,
-        non_camel_case_types,
-        non_upper_case_globals,
-        non_snake_case,
-        improper_ctypes,
-        unreachable_pub,
-        unsafe_op_in_unsafe_fn
-    )]
-    #![cfg_attr(not(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES), allow(unknown_lints))]
-    #![allow(unnecessary_transmutes)]
-    pub use kernel::bindings::*;
-    use kernel::ffi;
-    use pin_init::MaybeZeroable;
-    include!("nic_bindings_generated.rs");
-}
 
 #[path = "nic_model.rs"]
 mod nic_model;

@@ -642,6 +642,22 @@ pub mod macsec {
     }
 }
 
+/// The MACsec core's offload notifier. The world calls the module's
+/// observer itself, where `macsec.c` would (`World::mdo`): a registration
+/// holds it and nothing more.
+pub mod macsec_notifier {
+    use super::macsec::Observer;
+    use crate::error::Result;
+
+    pub struct Registration<T: Observer>(T);
+
+    impl<T: Observer> Registration<T> {
+        pub fn new(observer: T) -> Result<Self> {
+            Ok(Registration(observer))
+        }
+    }
+}
+
 pub mod notifier {
     use super::device::{FeaturesLock, NetDevice};
     use super::rtnl::Rtnl;

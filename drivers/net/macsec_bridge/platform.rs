@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the kernel around the module gives it: how offloaded MACsec
+//! operations are seen, and what RXE does with IPv6 RoCE.
+//!
+//! The MACsec core announces every offloaded operation on its offload
+//! notifier, PHY offload's included, whatever namespace the device is in:
+//! the module registers one observer there ([`Source`]) and puts nothing
+//! on any device. The hooks the core calls when a device appears or goes
+//! and when the module unloads ([`registered`], [`unregistered`],
+//! [`Devices::leave_all`], [`Deferred::apply`]) have nothing to do.
+//!
+//! Owns: the offload notifier's registration. Touches: nothing else.
+
+use crate::bridge::Bridge;
+use crate::events::Events;
+use crate::net::device::NetDevice;
+use crate::net::macsec_notifier;
+use crate::net::rtnl::{Rtnl, RtnlGuard};
+use crate::state::State;
+use crate::update::{Effects, Locks};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// Whether the module sees the operations of PHY offload: the offload
+/// notifier announces them as it announces MAC offload's.
+pub(crate) const FOLLOWS_PHY: bool = true;
+
+/// Whether RXE sends IPv6 RoCE only through the GID's netdev, as the
+/// kernel's RXE does (`rxe_find_route6()` binds the route lookup to it).
+pub(crate) const RXE_ROUTES_IPV6_STRICTLY: bool = true;
+
+/// Where offloaded operations come from, for the load message.
+pub(crate) const SOURCE: &str = "the MACsec offload notifier";
+
+/// What the source keeps of devices, in the [`State`]: nothing.
+pub(crate) struct Devices;
+
+impl Devices {
+    pub(crate) fn new() -> Devices {
+        Devices
+    }
+
+    /// The slots its indexes examined so far: it has none.
+    pub(crate) fn probes(&self) -> u64 {
+        0
+    }
+
+    /// The module is unloading and its bridge closed: nothing is left on
+    /// any device.
+    pub(crate) fn leave_all(&mut self) {}
+}
+
+/// What an update leaves the source to do once the state is unlocked:
+/// nothing.
+pub(crate) struct Deferred;
+
+impl Deferred {
+    pub(crate) fn new() -> Deferred {
+        Deferred
+    }
+
+    /// Does it, in `locks`' context.
+    pub(crate) fn apply(self, _bridge: &Bridge, _locks: &mut Locks<'_, '_>) {}
+}
+
+/// `dev` appeared, in an update of a notifier's `NETDEV_REGISTER`: the
+/// offload notifier already announces its operations.
+pub(crate) fn registered(
+    _this: &Arc<Bridge>,
+    _rtnl: &Rtnl,
+    _dev: &NetDevice,
+    _st: &mut State,
+    _fx: &mut Effects,
+) {
+}
+
+/// `dev` is being unregistered or leaves its namespace, in an update of
+/// a notifier's `NETDEV_UNREGISTER`: nothing is on it.
+pub(crate) fn unregistered(_rtnl: &Rtnl, _dev: &NetDevice, _st: &mut State, _fx: &mut Effects) {}
+
+/// The module's observer on the offload notifier, registered before any
+/// SecY is tracked (an operation on a SecY not tracked yet teaches
+/// nothing) and unregistered after the netdevice notifier.
+pub(crate) struct Source {
+    _registration: Pin<KBox<macsec_notifier::Registration<Events>>>,
+}
+
+impl Source {
+    pub(crate) fn register(bridge: &Arc<Bridge>) -> Result<Source> {
+        Ok(Source {
+            _registration: KBox::pin_init(
+                macsec_notifier::Registration::new(Events(bridge.clone())),
+                GFP_KERNEL,
+            )?,
+        })
+    }
+
+    /// The bridge has shut down, under RTNL the module's exit took:
+    /// nothing is on any device to take off.
+    pub(crate) fn unloading(&self, _rtnl: &RtnlGuard) {}
+}
