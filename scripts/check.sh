@@ -514,6 +514,9 @@ kernel_checks() {
 	# The chain's place: macsec.ko holds it and alone calls it.
 	run "the offload chain lives in macsec.ko, which alone announces" \
 		"$top/scripts/tests/offload_chain/check.sh" "$kdir"
+	# The series' C documents itself as the kernel's does.
+	run "kernel-doc -Wall: the series adds no warning" \
+		"$top/scripts/tests/kernel_doc/check.sh" "$kdir"
 	# The kernel crate's feature writes: safe code gets NETIF_F_HW_MACSEC
 	# alone, and no right to write it that the types cannot prove.
 	run "safe Rust cannot write other feature bits, nor from a made-up context" \

@@ -235,8 +235,14 @@ compat() {
 		echo "    // same size: the field fills the struct, at offset 0. Every \`u32\` is a valid field value."
 		echo "    unsafe { core::mem::transmute::<kernel::alloc::Flags, u32>(flags) }"
 		echo "}"
-		printf '%s\n' "${mods[@]}" | awk -F'[/|]' '
-			NF == 2 { sub(/\.rs$/, "", $1); if ($2 != "") print $2; print "pub mod " $1 ";"; next }
+		# The crate's own modules first, then each of its directories'
+		# (git lists the paths sorted: a directory's files are together).
+		printf '%s\n' "${mods[@]}" | awk -F'[/|]' '{ print NF "\t" $0 }' |
+			sort -s -n -k1,1 | cut -f2- | awk -F'[/|]' '
+			NF == 2 {
+				if (!top++) print ""
+				sub(/\.rs$/, "", $1); if ($2 != "") print $2; print "pub mod " $1 ";"; next
+			}
 			NF == 3 {
 				sub(/\.rs$/, "", $2)
 				if ($1 != open) {

@@ -5,7 +5,8 @@
 # as the kernel tree gets them (the last two patches) carry no cfg of the
 # out-of-tree build (MACSEC_BRIDGE_COMPAT), and every module a crate root
 # of theirs declares is a file they add. The DKMS build adds its files
-# around them (Kbuild: compat_root.sh), never inside.
+# around them (Kbuild: compat_root.sh), never inside. The driver reaches
+# the kernel through the kernel crate, not raw bindings.
 #
 #   scripts/tests/in_tree_user.sh [PATCH...]   (default: the user's patches)
 set -euo pipefail
@@ -45,5 +46,19 @@ for p in "$@"; do
 			exit bad
 		}' "$p" || fail=1
 done
+# The driver calls the kernel through the kernel crate's abstractions,
+# not raw bindings, but for what the kernel crate does not offer yet:
+# net_ratelimit() (a ratelimited print) and flushing a work item.
+raw_allowed='^(net_ratelimit|flush_work|flush_delayed_work|delayed_work)$'
+raw=$(for p in "$@"; do
+	awk '/^\+\+\+ b\// { f = substr($0, 7); next }
+		f ~ /^drivers\/net\/macsec_bridge\/.*\.rs$/ && /^\+/ && !/^\+[[:space:]]*\/\// { print }' "$p"
+done | grep -o 'bindings::[a-zA-Z_0-9]*' | sed 's/^bindings:://' | sort | uniq -c | awk -v ok="$raw_allowed" '$2 !~ ok')
+if [ -n "$raw" ]; then
+	echo "FAIL: the in-tree driver calls raw bindings the kernel crate should wrap (count, name):"
+	echo "$raw"
+	fail=1
+fi
 [ "$fail" -eq 0 ] || exit 1
-echo "ok: the in-tree user ($#) has no out-of-tree cfg and adds every module it declares"
+echo "ok: the in-tree user ($#) has no out-of-tree cfg, adds every module it declares," \
+	"and reaches the kernel through the kernel crate (but for: net_ratelimit, flush_work)"

@@ -64,9 +64,9 @@
 //! [`Locks`]: crate::update::Locks
 //! [`relate`]: crate::secy::relate
 
-use crate::bindings;
 use crate::net::netlink::Family;
 use crate::rdma;
+use crate::roce::DeviceExt;
 use crate::state::State;
 use crate::work::{Deferred, GidEvents, GidWork, Revalidate};
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -74,6 +74,7 @@ use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 use kernel::sync::{Arc, Mutex};
+use kernel::time::{ClockSource, Monotonic};
 
 /// The bridge.
 #[pin_data]
@@ -123,8 +124,7 @@ impl Bridge {
         let deferred = Deferred::new()?;
         let revalidate = Revalidate::new()?;
         let gid_work = GidWork::new()?;
-        // SAFETY: `ktime_get` has no preconditions.
-        let now = unsafe { bindings::ktime_get() };
+        let now = Monotonic::ktime_get();
         Arc::pin_init(
             pin_init!(Bridge {
                 state <- new_mutex!(State::new(now as u64), "macsec_bridge:state"),

@@ -6,7 +6,6 @@
 //! requests.
 //! Each runs one update ([`Bridge::update`]); none touches a device itself.
 
-use crate::bindings;
 use crate::bridge::Bridge;
 use crate::lockstep::{self, Knowledge, Offload, Op, SecyState};
 use crate::model::{key, BindError, Binding, Ingress, RdmaDev};
@@ -14,6 +13,7 @@ use crate::net::device::NetDevice;
 use crate::net::macsec::{Context, Mdo, Observer};
 use crate::net::notifier::{NetdevEvent, NetdevNotifier};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
+use crate::roce::DeviceExt;
 use crate::secy::{lower_up, op_of, reach, snapshot, stacked_over};
 use crate::state::{mark, Ports, State};
 use crate::trace::{self, Cause};
@@ -28,7 +28,7 @@ impl Bridge {
     fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
         this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
             platform::registered(this, rtnl, dev, st, fx);
-            if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(dev).is_err() {
+            if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(rtnl, dev).is_err() {
                 warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
             }
             st.touch_around(dev);
@@ -156,7 +156,12 @@ impl Bridge {
     }
 
     /// An RDMA device appeared: track the netdevs of its ports.
-    pub(crate) fn rdma_add(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) -> Result {
+    pub(crate) fn rdma_add(
+        &self,
+        rtnl: &mut RtnlGuard,
+        ib: &rdma::Device,
+        listed: &rdma::DevicesLocked,
+    ) -> Result {
         let mut ret = Ok(());
         self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 0, 0), |st, _, rtnl| {
             // On failure the RDMA core will not call `rdma_remove`: nothing
@@ -173,7 +178,7 @@ impl Bridge {
                     };
                     if !e.rdma.iter().any(|r| r.id == ib.id()) {
                         let mut name = KVec::new();
-                        name.extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)?;
+                        name.extend_from_slice(ib.name(listed).to_bytes(), GFP_KERNEL)?;
                         let r = RdmaDev {
                             id: ib.id(),
                             port: p,
@@ -203,7 +208,12 @@ impl Bridge {
 
     /// An RDMA device was renamed: its ports report the new name. Every
     /// port is looked at (see [`forget_rdma`]).
-    pub(crate) fn rdma_rename(&self, rtnl: &mut RtnlGuard, ib: &rdma::Device) {
+    pub(crate) fn rdma_rename(
+        &self,
+        rtnl: &mut RtnlGuard,
+        ib: &rdma::Device,
+        listed: &rdma::DevicesLocked,
+    ) {
         self.update(&mut Locks::Own(rtnl), (Cause::Rdma, 2, 0), |st, _, _| {
             let Ports { all, dirty, .. } = &mut st.ports;
             for (_, e) in all.iter_mut() {
@@ -211,12 +221,15 @@ impl Bridge {
                 for RdmaDev { name, .. } in e.rdma.iter_mut().filter(|r| r.id == ib.id()) {
                     let mut new = KVec::new();
                     if new
-                        .extend_from_slice(ib.name().to_bytes(), GFP_KERNEL)
+                        .extend_from_slice(ib.name(listed).to_bytes(), GFP_KERNEL)
                         .is_err()
                     {
                         // The old name stays: stale, but not wrong about
                         // protection.
-                        warn_ratelimited!("out of memory: RDMA device {:?} renamed\n", ib.name());
+                        warn_ratelimited!(
+                            "out of memory: RDMA device {:?} renamed\n",
+                            ib.name(listed)
+                        );
                         continue;
                     }
                     *name = new;
@@ -483,19 +496,7 @@ fn other_offloader(known: &Knowledge, seen: &SecyState, op: Op, ok: bool) -> boo
 
 /// What the trace reports of an event: its `NETDEV_*` number and device.
 fn at(ev: &NetdevEvent<'_>) -> (Cause, u32, i32) {
-    let code = match ev {
-        NetdevEvent::Register(_) => bindings::netdev_cmd_NETDEV_REGISTER,
-        NetdevEvent::Unregister(_) => bindings::netdev_cmd_NETDEV_UNREGISTER,
-        NetdevEvent::Up(_) => bindings::netdev_cmd_NETDEV_UP,
-        NetdevEvent::GoingDown(_) => bindings::netdev_cmd_NETDEV_GOING_DOWN,
-        NetdevEvent::Down(_) => bindings::netdev_cmd_NETDEV_DOWN,
-        NetdevEvent::Change(_) => bindings::netdev_cmd_NETDEV_CHANGE,
-        NetdevEvent::FeatChange(_) => bindings::netdev_cmd_NETDEV_FEAT_CHANGE,
-        NetdevEvent::ChangeName(_) => bindings::netdev_cmd_NETDEV_CHANGENAME,
-        NetdevEvent::ChangeUpper { .. } => bindings::netdev_cmd_NETDEV_CHANGEUPPER,
-        NetdevEvent::Other(code, _) => *code,
-    };
-    (Cause::Event, code, ev.dev().ifindex())
+    (Cause::Event, ev.cmd(), ev.dev().ifindex())
 }
 
 /// The netdevice notifier's side of the bridge.

@@ -7,7 +7,7 @@
 
 use crate::lockstep::{Knowledge, Offload, Scope};
 use crate::model::{key, Gid, PortEntry, Reach, Relation, MAX_GIDS};
-use crate::rdma;
+use crate::roce::{self, DeviceExt, GidExt};
 use crate::state::State;
 use kernel::prelude::*;
 
@@ -18,10 +18,10 @@ use kernel::prelude::*;
 /// The port's own netdev is the root of its claim: for `self` the SecY
 /// itself, for `bound` the device the binding says egresses through the
 /// SecY. A GID on the root, or on a VLAN over it, leaves only through it
-/// ([`rdma::GidAttr::leaves_through`]); one on a bond, a team or any other
+/// ([`GidExt::leaves_through`]); one on a bond, a team or any other
 /// upper device may leave through another slave in the clear, and so may
 /// routed IPv6 RoCE of an RXE device that follows routes around its GID's
-/// netdev ([`rdma::Device::ipv6_may_stray`]).
+/// netdev ([`DeviceExt::ipv6_may_stray`]).
 ///
 /// [`relate`]: crate::secy::relate
 pub(crate) fn read_reach(e: &mut PortEntry) {
@@ -34,7 +34,7 @@ pub(crate) fn read_reach(e: &mut PortEntry) {
     for r in e.rdma.iter() {
         // SAFETY: `r` is tracked, so its device's `remove` has not run:
         // that forgets it under the state's mutex, held here.
-        let ib = unsafe { rdma::Device::from_id(r.id) };
+        let ib = unsafe { roce::device(r.id) };
         let stray = ib.ipv6_may_stray();
         let ret = ib.gids(r.port, |a| {
             match a.leaves_through(&e.dev) {
@@ -83,7 +83,7 @@ pub(crate) fn read_reach(e: &mut PortEntry) {
 /// A GID is listed while what the SecY carries is protected (as far as the
 /// operation in flight allows: [`Port::carried`]), if it is a RoCE v2 GID
 /// whose netdev is the SecY itself (and not routed IPv6 of an RXE device
-/// that may route it elsewhere: [`rdma::Device::ipv6_may_stray`]), and if
+/// that may route it elsewhere: [`DeviceExt::ipv6_may_stray`]), and if
 /// its entry appeared while the SecY was known to be offloaded. mlx5, the
 /// model of `upper`, protects only RoCE v2 GIDs, and only those its
 /// `add_gid` saw while the SecY was offloaded: a GID made before (an
@@ -128,7 +128,7 @@ pub(crate) fn read_gids(e: &mut PortEntry) {
         for r in e.rdma.iter() {
             // SAFETY: `r` is tracked, so its device's `remove` has not
             // run: that forgets it under the state's mutex, held here.
-            let ib = unsafe { rdma::Device::from_id(r.id) };
+            let ib = unsafe { roce::device(r.id) };
             let stray = ib.ipv6_may_stray();
             let ret = ib.gids(r.port, |a| {
                 if a.is_roce_v2() && a.is_on(secy) && !(stray && a.is_routed_ipv6()) {
@@ -193,7 +193,7 @@ pub(crate) fn rdma_moved(e: &PortEntry) -> bool {
     e.rdma.iter().any(|r| {
         // SAFETY: `r` is tracked, so its device's `remove` has not run:
         // that forgets it under the state's mutex, held here.
-        let ib = unsafe { rdma::Device::from_id(r.id) };
+        let ib = unsafe { roce::device(r.id) };
         ib.netdev(r.port).as_deref().map(key) != Some(key(&e.dev))
     })
 }

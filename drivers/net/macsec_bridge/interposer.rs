@@ -44,7 +44,6 @@ use crate::net::{
     macsec::{Context, Mdo, Observer, Offload},
     rtnl::{Rtnl, RtnlGuard},
 };
-use crate::vlan::vlan_real_dev;
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
 use kernel::error::to_result;
@@ -370,7 +369,9 @@ impl Registry {
             }
             // SAFETY: `dev` is a registered device (a SecY's lower, or the
             // real device of one), valid under RTNL.
-            dev = unsafe { vlan_real_dev(dev) }?;
+            dev = unsafe { NetDevice::from_raw(dev) }
+                .vlan_real_dev()?
+                .as_raw();
         }
     }
 }
@@ -430,8 +431,7 @@ impl Interposer {
         // SAFETY: the device is valid and RTNL, which serialises writers of
         // `macsec_ops`, is held.
         let orig = unsafe { ops_field(raw) }.load(Relaxed);
-        // SAFETY: the device is valid and registered.
-        if orig.is_null() || unsafe { vlan_real_dev(raw) }.is_some() {
+        if orig.is_null() || dev.vlan_real_dev().is_some() {
             return Err(EOPNOTSUPP);
         }
         if REGISTRY.contains(rtnl, raw) {

@@ -11,7 +11,8 @@
 use crate::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::{bindings, net};
+use kernel::time::{Instant, Monotonic};
+use kernel::{bindings, net, rdma};
 
 /// `pr_warn!`, as often as `net_ratelimit()` allows. Every warning an
 /// event can print goes through it: events come from every namespace, and
@@ -37,12 +38,11 @@ mod model;
 mod netlink;
 mod platform;
 mod ports;
-mod rdma;
+mod roce;
 mod secy;
 mod state;
 mod trace;
 mod update;
-mod vlan;
 mod wire;
 mod work;
 
@@ -65,8 +65,7 @@ struct MacsecBridge {
 
 impl kernel::Module for MacsecBridge {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: `ktime_get` has no preconditions.
-        let t0 = unsafe { crate::bindings::ktime_get() };
+        let t0 = Instant::<Monotonic>::now();
         let bridge = bridge::Bridge::new(&netlink::FAMILY)?;
         bridge::Bridge::publish(&bridge);
         // From here on, an error drops `this`, which undoes what was done.
@@ -90,8 +89,7 @@ impl kernel::Module for MacsecBridge {
         )?);
         // Registering adds every existing RDMA device: ports.
         this.client = Some(KBox::pin_init(rdma::ClientRegistration::new(), GFP_KERNEL)?);
-        // SAFETY: as above.
-        let us = (unsafe { crate::bindings::ktime_get() } - t0) / 1000;
+        let us = t0.elapsed().as_nanos() / 1000;
         let (ports, secys) = this.bridge.counts();
         let seen = platform::SOURCE;
         pr_info!("loaded: {ports} ports, {secys} SecYs, in {us} us; offload seen through {seen}\n");

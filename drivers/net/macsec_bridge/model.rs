@@ -156,7 +156,7 @@ pub(crate) type Secys = Index<usize, KBox<Secy>>;
 
 /// An RDMA device on a port.
 pub(crate) struct RdmaDev {
-    /// Its [`crate::rdma::Device::id`]: the device is valid while this is
+    /// Its [`crate::roce::DeviceExt::id`]: the device is valid while this is
     /// tracked (it goes in the client's `remove`).
     pub(crate) id: usize,
     /// The device's port that the netdev backs.

@@ -34,7 +34,7 @@ pub(crate) const FOLLOWS_PHY: bool = false;
 
 /// Whether RXE sends IPv6 RoCE only through the GID's netdev: without the
 /// series' RXE patch it takes the GID's netdev as a mere preference (see
-/// `rdma::Device::ipv6_may_stray`).
+/// `roce::DeviceExt::ipv6_may_stray`).
 pub(crate) const RXE_ROUTES_IPV6_STRICTLY: bool = false;
 
 /// Where offloaded operations come from, for the load message.

@@ -9,7 +9,7 @@
 
 use crate::bridge;
 use crate::net::rtnl::Rtnl;
-use crate::rdma::{Client, Device};
+use crate::rdma::{Client, Device, DevicesLocked};
 use kernel::prelude::*;
 
 /// The client.
@@ -18,13 +18,13 @@ pub(crate) struct RdmaPorts;
 impl Client for RdmaPorts {
     const NAME: &'static CStr = c"macsec_bridge";
 
-    fn add(ib: &Device) -> Result {
+    fn add(ib: &Device, listed: &DevicesLocked) -> Result {
         bridge::with(|b| {
             // SAFETY: `ib` is being added; `remove` unfollows it, and so
             // does a failure here.
             unsafe { b.follow_gids(ib) }?;
             let mut rtnl = Rtnl::lock();
-            let ret = b.rdma_add(&mut rtnl, ib);
+            let ret = b.rdma_add(&mut rtnl, ib, listed);
             drop(rtnl);
             if ret.is_err() {
                 b.unfollow_gids(ib);
@@ -43,8 +43,8 @@ impl Client for RdmaPorts {
         });
     }
 
-    fn rename(ib: &Device) {
+    fn rename(ib: &Device, listed: &DevicesLocked) {
         let mut rtnl = Rtnl::lock();
-        bridge::with(|b| b.rdma_rename(&mut rtnl, ib));
+        bridge::with(|b| b.rdma_rename(&mut rtnl, ib, listed));
     }
 }

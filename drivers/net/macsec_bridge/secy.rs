@@ -5,7 +5,6 @@
 //! and which SecY each port follows ([`relate`]). Changes what is known
 //! of SecYs, and the ports that follow them.
 
-use crate::bindings;
 use crate::gids::{rdma_moved, read_reach};
 use crate::index::Index;
 use crate::lockstep::{self, Knowledge, Offload, Op, Scope, SecyState, NUM_AN};
@@ -19,27 +18,13 @@ use kernel::alloc::flags::GFP_KERNEL;
 
 /// The real device of MACsec netdev `dev`, held.
 pub(crate) fn real_dev(dev: &NetDevice) -> Option<NetDeviceRef> {
-    if !dev.is_macsec() {
-        return None;
-    }
-    // SAFETY: `dev` is a valid MACsec netdev, whose private data
-    // `macsec_get_real_dev` reads; the result is valid for as long as `dev`
-    // holds it, and a reference of our own is taken at once.
-    let raw = unsafe { bindings::macsec_get_real_dev(dev.as_raw()) };
-    if raw.is_null() {
-        return None;
-    }
-    // SAFETY: non-null and valid, as above.
-    Some(unsafe { NetDevice::from_raw(raw) }.hold(GFP_KERNEL))
+    dev.macsec_real_dev().map(|real| real.hold(GFP_KERNEL))
 }
 
 /// Whether `upper` is stacked over `dev` at any depth (on it, or on a VLAN
 /// or bond over it, and so on), in whatever namespaces they are.
-pub(crate) fn stacked_over(_rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> bool {
-    // SAFETY: both devices are valid (the caller's references), and RTNL is
-    // held (`_rtnl`), which `netdev_has_upper_dev()` asserts while it walks
-    // the adjacency lists of `dev`'s upper devices.
-    unsafe { bindings::netdev_has_upper_dev(dev.as_raw(), upper.as_raw()) }
+pub(crate) fn stacked_over(rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> bool {
+    dev.has_upper_dev(rtnl, upper)
 }
 
 /// What is known of MACsec netdev `dev` without having observed it.
@@ -48,10 +33,8 @@ pub(crate) fn stacked_over(_rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> 
 /// it is observable, see [`lockstep::evaluate`]). An offloaded one existed
 /// before the module loaded, or was created while its operations went
 /// unseen: its SAs and flags are unknown until an offload operation shows them.
-pub(crate) fn unobserved(dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledge {
-    // SAFETY: `dev` is a valid MACsec netdev (the caller checked
-    // `is_macsec`).
-    if unsafe { bindings::macsec_netdev_is_offloaded(dev.as_raw()) } {
+pub(crate) fn unobserved(rtnl: &Rtnl, dev: &NetDevice, lower: Option<&NetDevice>) -> Knowledge {
+    if dev.macsec_is_offloaded(rtnl) {
         return Knowledge::Unknown;
     }
     Knowledge::Known(links(
@@ -200,9 +183,7 @@ fn reread_one(rtnl: &Rtnl, ports: &mut Ports, d: usize, s: &mut Secy) {
         return;
     }
     let mut now = with_flags(k, view.get(rtnl));
-    // SAFETY: `s.dev` is a MACsec netdev (a tracked SecY), valid by its
-    // reference; its offload mode changes only under RTNL, which is held.
-    if !unsafe { bindings::macsec_netdev_is_offloaded(s.dev.as_raw()) } {
+    if !s.dev.macsec_is_offloaded(rtnl) {
         now.offload = Offload::Off;
     }
     // A real device whose features changed with no event (a driver that

@@ -369,14 +369,14 @@ impl State {
     }
 
     /// Tracks MACsec netdev `dev`; fails if there is no memory.
-    pub(crate) fn add_secy(&mut self, dev: &NetDevice) -> Result {
+    pub(crate) fn add_secy(&mut self, rtnl: &Rtnl, dev: &NetDevice) -> Result {
         let lower = real_dev(dev);
         self.secys.reserve(1)?;
         let up = lower.as_deref().map(|l| (key(l), key(dev)));
         if up.is_some() {
             self.uppers.reserve(1)?;
         }
-        let known = unobserved(dev, lower.as_deref());
+        let known = unobserved(rtnl, dev, lower.as_deref());
         let secy = KBox::new(
             Secy {
                 dev: dev.hold(GFP_KERNEL),

@@ -7,6 +7,7 @@
 //! events live in `trace.c` behind plain functions.
 
 use kernel::ffi::c_int;
+use kernel::time::{ClockSource, Monotonic};
 
 extern "C" {
     fn macsec_bridge_trace_announce(ifindex: c_int, generation: u64, protection: u32, reason: u32);
@@ -145,7 +146,6 @@ impl Span {
 
 /// The monotonic clock, in ns.
 fn now() -> u64 {
-    // SAFETY: `ktime_get` takes nothing and may be called anywhere a
-    // tracepoint may fire.
-    unsafe { crate::bindings::ktime_get() as u64 }
+    // Never negative (`ClockSource`).
+    Monotonic::ktime_get() as u64
 }

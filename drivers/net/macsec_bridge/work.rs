@@ -9,6 +9,7 @@ use crate::bridge::{with, Bridge};
 use crate::model::RdmaDev;
 use crate::net::rtnl::Rtnl;
 use crate::rdma;
+use crate::roce::DeviceExt;
 use crate::state::{mark, Ports};
 use crate::trace::Cause;
 use crate::update::Locks;

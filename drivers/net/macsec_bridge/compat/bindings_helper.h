@@ -5,6 +5,7 @@
 #include <linux/rtnetlink.h>
 #include <net/macsec.h>
 #include <net/netdev_lock.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 const u8 RUST_CONST_HELPER_GENL_MCAST_CAP_NET_ADMIN = GENL_MCAST_CAP_NET_ADMIN;
 const netdev_features_t RUST_CONST_HELPER_NETIF_F_HW_MACSEC = NETIF_F_HW_MACSEC;

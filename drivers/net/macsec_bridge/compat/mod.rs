@@ -24,6 +24,8 @@ pub fn gfp(flags: kernel::alloc::Flags) -> u32 {
     unsafe { core::mem::transmute::<kernel::alloc::Flags, u32>(flags) }
 }
 
+pub mod rdma;
+
 /// `kernel::net`, with the series' modules.
 pub mod net {
     pub use kernel::net::*;

@@ -30,8 +30,7 @@ use kernel::net::{
     rtnl::Rtnl,
 };
 use kernel::{bindings, new_mutex, prelude::*, sync::Arc, sync::Mutex};
-// `interposer.rs` and `vlan.rs` name the kernel crate's as the module's own
-// root does.
+// `interposer.rs` names the kernel crate's as the module's own root does.
 use kernel::net;
 
 // The module's own files: the module uses all of the interposer, this test
@@ -41,8 +40,6 @@ use kernel::net;
 mod interposer;
 #[path = "nic_model.rs"]
 mod nic_model;
-#[path = "../../../../drivers/net/macsec_bridge/vlan.rs"]
-mod vlan;
 
 module! {
     type: InterposerTest,

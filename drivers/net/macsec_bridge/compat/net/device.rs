@@ -442,6 +442,36 @@ impl NetDevice {
         unsafe { crate::compat::bindings::netif_is_macsec(self.as_raw()) }
     }
 
+    /// The real device of this device if it is a VLAN: the device below
+    /// every VLAN (`vlan_dev_real_dev()`). A VLAN holds its real device
+    /// from its `ndo_init` (`vlan_dev_init()`) until it is freed itself
+    /// (`vlan_dev_free()`), and never changes it; a VLAN over a VLAN holds
+    /// that one the same way.
+    pub fn vlan_real_dev(&self) -> Option<&NetDevice> {
+        #[cfg(CONFIG_VLAN_8021Q)]
+        // SAFETY: the device is valid; its private flags say whether it is a
+        // VLAN, which they do from before it is registered until it is
+        // freed.
+        if unsafe { crate::compat::bindings::is_vlan_dev(self.as_raw()) } {
+            // SAFETY: the device is a VLAN (above).
+            let real = unsafe { crate::compat::bindings::vlan_dev_real_dev(self.as_raw()) };
+            // SAFETY: a VLAN's real device is valid for as long as the VLAN
+            // is (above), which `self` is for the returned lifetime.
+            return Some(unsafe { NetDevice::from_raw(real) });
+        }
+        None
+    }
+
+    /// Whether `upper` is stacked over this device at any depth (on it, or
+    /// on a VLAN or a bond over it, and so on), whatever namespaces they
+    /// are in.
+    pub fn has_upper_dev(&self, _rtnl: &Rtnl, upper: &NetDevice) -> bool {
+        // SAFETY: both devices are valid, and RTNL is held (`_rtnl`), which
+        // `netdev_has_upper_dev()` asserts while it walks this device's
+        // upper devices.
+        unsafe { crate::compat::bindings::netdev_has_upper_dev(self.as_raw(), upper.as_raw()) }
+    }
+
     /// The lower devices of this device, nearest first (all of them, not
     /// only the adjacent ones), each with a reference.
     pub fn lower_devs(&self, rtnl: &Rtnl) -> Result<KVec<ARef<NetDevice>>> {

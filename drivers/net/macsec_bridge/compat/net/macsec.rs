@@ -13,6 +13,12 @@
 //! driver sees it. A [`SecYRef`] keeps a SecY to read it again later,
 //! under RTNL.
 //!
+//! A MACsec netdev's real device and offload mode are read through the
+//! MACsec driver ([`NetDevice::macsec_real_dev`],
+//! [`NetDevice::macsec_is_offloaded`]). Those functions are `#[inline]`:
+//! compiled into the module that calls them, which then depends on
+//! `macsec.ko`, as with `CONFIG_MACSEC=m` the kernel could not link them.
+//!
 //! # Examples
 //!
 //! An observer that keeps, for the last TX SA operation a driver accepted,
@@ -438,6 +444,37 @@ pub trait Observer: Send + Sync {
 }
 
 impl NetDevice {
+    /// The real device of this MACsec netdev; `None` for any other
+    /// device. A MACsec netdev holds its real device from its `ndo_init`
+    /// (`macsec_dev_init()`), before it is announced, until it is freed
+    /// (`macsec_free_netdev()`), and never changes it.
+    #[inline]
+    pub fn macsec_real_dev(&self) -> Option<&NetDevice> {
+        if !self.is_macsec() {
+            return None;
+        }
+        // SAFETY: the device is a valid MACsec netdev, whose private data the
+        // call reads.
+        let real = unsafe { crate::compat::bindings::macsec_get_real_dev(self.as_raw()) };
+        let real = NonNull::new(real)?;
+        // SAFETY: the real device is valid for as long as the MACsec netdev
+        // is (above), which `self` is for the returned lifetime.
+        Some(unsafe { NetDevice::from_raw(real.as_ptr()) })
+    }
+
+    /// Whether this MACsec netdev's SecY is offloaded, to the MAC or the
+    /// PHY; `false` for any other device. The MACsec core changes the
+    /// offload mode under RTNL (`macsec_update_offload()`), held here.
+    #[inline]
+    pub fn macsec_is_offloaded(&self, _rtnl: &Rtnl) -> bool {
+        if !self.is_macsec() {
+            return false;
+        }
+        // SAFETY: the device is a valid MACsec netdev, whose private data the
+        // call reads; RTNL is held (`_rtnl`).
+        unsafe { crate::compat::bindings::macsec_netdev_is_offloaded(self.as_raw()) }
+    }
+
     /// The `macsec_ops` of the device's PHY, NULL if it has no PHY or the PHY none: what the
     /// MACsec core reads for PHY offload (`macsec_check_offload()`, `__macsec_get_ops()`).
     fn phy_macsec_ops(&self, _rtnl: &Rtnl) -> *const crate::compat::bindings::macsec_ops {

@@ -209,6 +209,26 @@ pub trait NetdevNotifier: Send + Sync {
     fn event(&self, rtnl: &Rtnl, event: NetdevEvent<'_>);
 }
 
+impl NetdevEvent<'_> {
+    /// The event's `NETDEV_*` number, as the chain passed it.
+    pub fn cmd(&self) -> u32 {
+        match *self {
+            NetdevEvent::Register(_) => crate::compat::bindings::netdev_cmd_NETDEV_REGISTER,
+            NetdevEvent::Unregister(_) => crate::compat::bindings::netdev_cmd_NETDEV_UNREGISTER,
+            NetdevEvent::Up(_) => crate::compat::bindings::netdev_cmd_NETDEV_UP,
+            NetdevEvent::GoingDown(_) => crate::compat::bindings::netdev_cmd_NETDEV_GOING_DOWN,
+            NetdevEvent::Down(_) => crate::compat::bindings::netdev_cmd_NETDEV_DOWN,
+            NetdevEvent::Change(_) => crate::compat::bindings::netdev_cmd_NETDEV_CHANGE,
+            NetdevEvent::FeatChange(_) => crate::compat::bindings::netdev_cmd_NETDEV_FEAT_CHANGE,
+            NetdevEvent::ChangeName(_) => crate::compat::bindings::netdev_cmd_NETDEV_CHANGENAME,
+            NetdevEvent::ChangeUpper { .. } => {
+                crate::compat::bindings::netdev_cmd_NETDEV_CHANGEUPPER
+            }
+            NetdevEvent::Other(cmd, _) => cmd,
+        }
+    }
+}
+
 /// A [`NetdevNotifier`] registered on the global netdevice notifier chain.
 ///
 /// # Invariants

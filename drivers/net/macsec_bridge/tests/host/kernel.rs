@@ -332,6 +332,16 @@ pub mod sync {
     use crate::alloc::Flags;
     use crate::error::Result;
 
+    /// RCU: the host world is single-threaded, and nothing is freed under
+    /// a reader.
+    pub mod rcu {
+        pub struct Guard;
+
+        pub fn read_lock() -> Guard {
+            Guard
+        }
+    }
+
     pub use std::sync::Arc;
 
     /// `Arc::pin_init`: on the host, a value is built, then shared.
@@ -424,6 +434,23 @@ pub mod ffi {
 pub mod time {
     pub fn msecs_to_jiffies(ms: u32) -> u64 {
         ms.into()
+    }
+
+    /// # Safety
+    ///
+    /// As the kernel's: `ktime_get()` is never negative.
+    pub unsafe trait ClockSource {
+        fn ktime_get() -> i64;
+    }
+
+    pub struct Monotonic;
+
+    // SAFETY: the host's clock counts up from 0.
+    unsafe impl ClockSource for Monotonic {
+        fn ktime_get() -> i64 {
+            // SAFETY: none needed on the host.
+            unsafe { crate::bindings::ktime_get() }
+        }
     }
 }
 

@@ -112,51 +112,6 @@ pub mod bindings {
 
     /// # Safety
     ///
-    /// `dev` is a world device.
-    pub unsafe fn macsec_get_real_dev(dev: *mut net_device) -> *mut net_device {
-        // SAFETY: the caller's guarantee.
-        let d = unsafe { &*dev };
-        d.macsec
-            .as_ref()
-            .and_then(|m| m.real.get())
-            .map_or(core::ptr::null_mut(), |r| r.as_raw())
-    }
-
-    /// Whether `upper` is stacked over `dev`, at any depth: the world
-    /// stacks only MACsec netdevs, each on its real device.
-    ///
-    /// # Safety
-    ///
-    /// Both are world devices; RTNL is held.
-    pub unsafe fn netdev_has_upper_dev(dev: *mut net_device, upper: *mut net_device) -> bool {
-        assert!(crate::net::rtnl::Rtnl::held());
-        let mut d = upper;
-        loop {
-            // SAFETY: a world device (the caller's guarantee), and each real
-            // device of one is one too.
-            d = unsafe { macsec_get_real_dev(d) };
-            if d.is_null() {
-                return false;
-            }
-            if d == dev {
-                return true;
-            }
-        }
-    }
-
-    /// # Safety
-    ///
-    /// `dev` is a world MACsec netdev.
-    pub unsafe fn macsec_netdev_is_offloaded(dev: *mut net_device) -> bool {
-        // SAFETY: the caller's guarantee.
-        let d = unsafe { &*dev };
-        d.macsec
-            .as_ref()
-            .is_some_and(|m| m.sw.borrow().offload != crate::net::macsec::Offload::Off)
-    }
-
-    /// # Safety
-    ///
     /// None.
     pub unsafe fn ktime_get() -> i64 {
         // The monotonic clock: one second per read, so that a reload starts
@@ -265,12 +220,13 @@ pub mod wire {
     }
 }
 
-/// The RDMA client's view of a device: one port, on one netdev.
+/// `kernel::rdma`: a device with one port, on one netdev.
 pub mod rdma {
     use crate::host::kernel::str::CStr;
     use crate::kernel::error::Result;
     use crate::net::device::NetDevice;
     use crate::sync::aref::ARef;
+    use crate::sync::rcu;
     use std::cell::Cell;
     use std::marker::PhantomData;
 
@@ -283,20 +239,54 @@ pub mod rdma {
         /// The netdev `ib_device_set_netdev()` gave the port since, telling
         /// no client (mlx5's LAG), if any.
         pub moved: Cell<Option<&'static NetDevice>>,
-        /// An RXE device on a kernel without the series' RXE patch, whose
-        /// routed IPv6 RoCE may leave around its GID's netdev.
-        pub strays: Cell<bool>,
+        /// An RXE device (whose routed IPv6 RoCE may leave around its
+        /// GID's netdev on a kernel without the series' RXE patch).
+        pub rxe: Cell<bool>,
+    }
+
+    /// The device list lock: the test world holds it where the core would.
+    pub struct DevicesLocked;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct DriverId(u32);
+
+    impl DriverId {
+        pub const RXE: DriverId = DriverId(1);
+        const OTHER: DriverId = DriverId(0);
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct GidType(u32);
+
+    impl GidType {
+        pub const ROCE_UDP_ENCAP: GidType = GidType(2);
     }
 
     // SAFETY: single-threaded host world.
     unsafe impl Sync for Device {}
 
     impl Device {
-        pub fn id(&self) -> usize {
-            self as *const Device as usize
+        pub fn as_raw(&self) -> *mut Device {
+            self as *const Device as *mut Device
         }
 
-        pub fn name(&self) -> &CStr {
+        /// # Safety
+        ///
+        /// `ptr` is a world device's.
+        pub unsafe fn from_raw<'a>(ptr: *mut Device) -> &'a Device {
+            // SAFETY: the caller's guarantee; world devices are leaked.
+            unsafe { &*ptr }
+        }
+
+        pub fn driver_id(&self) -> DriverId {
+            if self.rxe.get() {
+                DriverId::RXE
+            } else {
+                DriverId::OTHER
+            }
+        }
+
+        pub fn name(&self, _listed: &DevicesLocked) -> &CStr {
             self.name.get()
         }
 
@@ -306,18 +296,6 @@ pub mod rdma {
 
         pub fn netdev(&self, _port: u32) -> Option<ARef<NetDevice>> {
             Some(self.moved.get().unwrap_or(self.netdev).into())
-        }
-
-        pub fn ipv6_may_stray(&self) -> bool {
-            self.strays.get()
-        }
-
-        /// # Safety
-        ///
-        /// `id` is a world device's.
-        pub unsafe fn from_id<'a>(id: usize) -> &'a Device {
-            // SAFETY: the caller's guarantee; world devices are leaked.
-            unsafe { &*(id as *const Device) }
         }
 
         /// The port's default GID, on its netdev, at index 0 (link-local,
@@ -341,17 +319,12 @@ pub mod rdma {
     }
 
     impl GidAttr {
-        pub fn is_roce_v2(&self) -> bool {
-            true
+        pub fn gid_type(&self) -> GidType {
+            GidType::ROCE_UDP_ENCAP
         }
 
-        pub fn is_on(&self, dev: &NetDevice) -> bool {
-            core::ptr::eq(self.ndev, dev)
-        }
-
-        /// No VLANs on the host: only the root itself.
-        pub fn leaves_through(&self, root: &NetDevice) -> Option<bool> {
-            Some(core::ptr::eq(self.ndev, root))
+        pub fn netdev<'a>(&'a self, _rcu: &'a rcu::Guard) -> Option<&'a NetDevice> {
+            Some(self.ndev)
         }
 
         pub fn index(&self) -> u32 {
@@ -367,10 +340,6 @@ pub mod rdma {
             }
             g[15] = self.index as u8;
             g
-        }
-
-        pub fn is_routed_ipv6(&self) -> bool {
-            self.gid()[0] == 0x20
         }
     }
 

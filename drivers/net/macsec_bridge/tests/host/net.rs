@@ -247,6 +247,38 @@ pub mod device {
             self.macsec.is_some()
         }
 
+        pub fn macsec_real_dev(&self) -> Option<&NetDevice> {
+            self.macsec.as_ref().and_then(|m| m.real.get())
+        }
+
+        /// As the kernel's: only under RTNL.
+        pub fn macsec_is_offloaded(&self, _rtnl: &super::rtnl::Rtnl) -> bool {
+            assert!(super::rtnl::Rtnl::held());
+            self.macsec
+                .as_ref()
+                .is_some_and(|m| m.sw.borrow().offload != super::macsec::Offload::Off)
+        }
+
+        /// No VLANs on the host.
+        pub fn vlan_real_dev(&self) -> Option<&NetDevice> {
+            None
+        }
+
+        /// Whether `upper` is stacked over this device, at any depth: the
+        /// world stacks only MACsec netdevs, each on its real device. As
+        /// the kernel's: only under RTNL.
+        pub fn has_upper_dev(&self, _rtnl: &super::rtnl::Rtnl, upper: &NetDevice) -> bool {
+            assert!(super::rtnl::Rtnl::held());
+            let mut d = upper;
+            while let Some(real) = d.macsec_real_dev() {
+                if core::ptr::eq(real, self) {
+                    return true;
+                }
+                d = real;
+            }
+            false
+        }
+
         pub fn has_macsec_ops(&self) -> bool {
             self.macsec_ops
         }
@@ -693,6 +725,22 @@ pub mod notifier {
                 | NetdevEvent::ChangeName(dev)
                 | NetdevEvent::ChangeUpper { dev, .. }
                 | NetdevEvent::Other(_, dev) => dev,
+            }
+        }
+
+        pub fn cmd(&self) -> u32 {
+            use crate::bindings::*;
+            match *self {
+                NetdevEvent::Register(_) => netdev_cmd_NETDEV_REGISTER,
+                NetdevEvent::Unregister(_) => netdev_cmd_NETDEV_UNREGISTER,
+                NetdevEvent::Up(_) => netdev_cmd_NETDEV_UP,
+                NetdevEvent::GoingDown(_) => netdev_cmd_NETDEV_GOING_DOWN,
+                NetdevEvent::Down(_) => netdev_cmd_NETDEV_DOWN,
+                NetdevEvent::Change(_) => netdev_cmd_NETDEV_CHANGE,
+                NetdevEvent::FeatChange(_) => netdev_cmd_NETDEV_FEAT_CHANGE,
+                NetdevEvent::ChangeName(_) => netdev_cmd_NETDEV_CHANGENAME,
+                NetdevEvent::ChangeUpper { .. } => netdev_cmd_NETDEV_CHANGEUPPER,
+                NetdevEvent::Other(cmd, _) => cmd,
             }
         }
 

@@ -19,6 +19,7 @@ use crate::net::notifier::{self, NetdevEvent};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::prelude::*;
 use crate::rdma;
+use crate::roce::DeviceExt;
 use crate::str::CStr;
 use crate::sync::Arc;
 use crate::work::GidEvents;
@@ -603,7 +604,7 @@ impl World {
             return;
         }
         let mut g = Rtnl::lock();
-        let ret = b.rdma_add(&mut g, r);
+        let ret = b.rdma_add(&mut g, r, &rdma::DevicesLocked);
         drop(g);
         if ret.is_err() {
             b.unfollow_gids(r);
@@ -1546,7 +1547,7 @@ impl World {
                         netdev: d,
                         table: RefCell::new(Vec::new()),
                         moved: Cell::new(None),
-                        strays: Cell::new(false),
+                        rxe: Cell::new(false),
                     }));
                     self.rdmas.push(r);
                     self.client_add(r);
@@ -1784,8 +1785,8 @@ impl World {
 
     /// Whether some RoCE of port `d` may leave other than through `d`: a
     /// GID of one of its RDMA devices is on another netdev, or is routed
-    /// IPv6 (every GID of the table is) of a device that may route it
-    /// elsewhere, or the device has moved to another.
+    /// IPv6 (every GID of the table is) of RXE on a kernel without the
+    /// series' RXE patch, or the device has moved to another.
     fn escapes(&self, d: &NetDevice) -> bool {
         self.rdmas
             .iter()
@@ -1793,7 +1794,7 @@ impl World {
             .any(|r| {
                 r.moved.get().is_some_and(|m| !core::ptr::eq(m, r.netdev))
                     || r.table.borrow().iter().any(|n| !core::ptr::eq(*n, d))
-                    || (r.strays.get() && !r.table.borrow().is_empty())
+                    || (r.rxe.get() && cfg!(MACSEC_BRIDGE_COMPAT) && !r.table.borrow().is_empty())
             })
     }
 
@@ -1922,7 +1923,7 @@ impl World {
                         .rdmas
                         .iter()
                         .filter(|r| *r.netdev == *d)
-                        .map(|r| r.name().to_string_lossy().into_owned())
+                        .map(|r| r.name.get().to_string_lossy().into_owned())
                         .collect();
                     let mut got = n.rdma.clone();
                     got.sort();
@@ -2098,15 +2099,11 @@ impl World {
         self.settle();
     }
 
-    /// Whether the last RDMA device added routes IPv6 RoCE around its
-    /// GIDs' netdevs (RXE without the series' RXE patch). Read when its
-    /// GID tables are read next.
-    pub fn rdma_strays(&mut self, strays: bool) {
-        self.rdmas
-            .last()
-            .expect("an RDMA device")
-            .strays
-            .set(strays);
+    /// Whether the last RDMA device added is RXE, which routes IPv6 RoCE
+    /// around its GIDs' netdevs on a kernel without the series' RXE patch
+    /// (the interposer's). Read when its GID tables are read next.
+    pub fn rdma_rxe(&mut self, rxe: bool) {
+        self.rdmas.last().expect("an RDMA device").rxe.set(rxe);
     }
 
     /// PN exhaustion on TX SA `an` of SecY `s`, as `__macsec_pn_wrapped()`
