@@ -75,10 +75,13 @@ src_version() {
 # The abstractions' patches: the series' in-tree user (the module and its
 # kselftests, its last patches) is not built into the test kernel, whose
 # module is built outside it, so editing the module rebuilds no kernel.
+# Of each, its place in the series and what it applies (from its first
+# diff on): a reworded message or another Cc builds the same tree.
 series_hash() {
 	[ -d "$SERIES_DIR" ] || { echo none; return; }
-	"$rust_tool" patches | sed 's|.*/|./|' |
-		(cd "$SERIES_DIR" && xargs -r sha256sum) | sha256sum | cut -c1-64
+	"$rust_tool" patches | while IFS= read -r p; do
+		echo "${p#"$SERIES_DIR"/} $(sed -n '/^diff --git /,$p' "$p" | sha256sum | cut -c1-64)"
+	done | sha256sum | cut -c1-64
 }
 
 base_key() {

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The kernel-crate abstractions for a kernel series are a patch series,
-# patches/<series>/*.patch, in `git format-patch` form against the pristine
-# tree: what a kernel developer applies to their tree with `git am`.
+# patches/<series>/<set>/*.patch, in `git format-patch` form against the
+# pristine tree: what a kernel developer applies to their tree with
+# `git am`, set after set (SETS below), as each set is posted.
 #
 #   scripts/series.sh apply TREE   apply the series to TREE, an unpacked
 #                                  pristine tree
@@ -23,6 +24,9 @@
 #                                  from this repository (see user() below)
 #   scripts/series.sh patches      the abstractions' patches, in order
 #   scripts/series.sh user-patches the user's patches, in order
+#   scripts/series.sh all-patches  both, in order
+#   scripts/series.sh sets         the sets the series is posted as, one
+#                                  DIR|SUBJECT PREFIX|COUNT line each
 #
 # The series is applied with `git am` in a scratch repository, so a patch
 # that does not apply to the pristine tree fails loudly here too.
@@ -36,6 +40,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 git_() {
 	git -c user.name="macsec_bridge developers" -c user.email="macsec-bridge@localhost" \
 		-c advice.detachedHead=false "$@"
+}
+
+# fp ARG...: git, for git format-patch, without the user's or the
+# system's configuration (format.thread, format.to, diff.noprefix, ...
+# would change what it writes).
+fp() {
+	GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git "$@"
 }
 
 # The series ends with its in-tree user: the module (its Kconfig entry,
@@ -53,20 +64,40 @@ user_patch() {
 	return 1
 }
 
-# The patches of the abstractions, without the cover letter
-# (0000-cover-letter.patch, kept by hand: it applies nothing) and without
-# the user.
-patches() {
+# The series is posted as sets, each to the tree that takes it, in the
+# order they apply: its directory under patches/<series>/, its subject
+# prefix, its number of patches (the last set has the rest), and what
+# the subject of each of its patches matches (an ERE), so that a patch
+# added before a set's end cannot shift its neighbours into the wrong
+# tree unnoticed. The fixes go to net; dev->ifindex's marked store,
+# which fixes no reported bug, to net-next; RXE's to rdma; and the
+# notifier with the Rust abstractions and their user to net-next as an
+# RFC: it asks netdev a question (its cover letter's "The question").
+SETS=("1-net|PATCH net|4|^net: macsec: "
+	"2-net-next|PATCH net-next|1|^net: "
+	"3-rdma|PATCH rdma-rc|1|^RDMA/rxe: "
+	"4-rfc|RFC PATCH net-next||.")
+
+# Every patch of every set, in the order they apply, without the cover
+# letters (0000-cover-letter.patch: they apply nothing).
+all_patches() {
+	local s d
 	[ -d "$SERIES_DIR" ] || return 0
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
-		while IFS= read -r p; do user_patch "$p" || echo "$p"; done
+	for s in "${SETS[@]}"; do
+		d=$SERIES_DIR/${s%%|*}
+		[ -d "$d" ] || { echo "series: no set ${s%%|*} in $SERIES_DIR" >&2; return 1; }
+		find "$d" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort
+	done
+}
+
+# The patches of the abstractions, without the user.
+patches() {
+	all_patches | while IFS= read -r p; do user_patch "$p" || echo "$p"; done
 }
 
 # The user's patches, in order.
 user_patches() {
-	[ -d "$SERIES_DIR" ] || return 0
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort |
-		while IFS= read -r p; do ! user_patch "$p" || echo "$p"; done
+	all_patches | while IFS= read -r p; do ! user_patch "$p" || echo "$p"; done
 }
 
 # The files outside rust/ that the series changes (not those it adds).
@@ -375,11 +406,143 @@ edit_file() {
 	mv "$f.new" "$f"
 }
 
+# maintainers DIR FILE...: who gets FILEs (patches), as DIR's
+# MAINTAINERS says, one "To:" or "Cc:" line each: the maintainers and
+# reviewers, then the lists, as get_maintainer.pl names them (b4's
+# split), after the tree's .mailmap. No git history (the tarball has
+# none) and no keywords: RUST's matches a message that names Rust and
+# ZSTD's a test's `zstd -d`, and neither entry reviews what those lines
+# are in. get_maintainer.pl wants a tree's top, so it runs in one made
+# of the tarball's script and .mailmap and DIR's MAINTAINERS.
+maintainers() {
+	local dir=$1 gm
+	shift
+	gm=$(mktemp -d)
+	tar -xf "$KERNEL_TARBALL" -C "$gm" --strip-components=1 \
+		"linux-source-$KERNEL_SERIES/scripts/get_maintainer.pl" "linux-source-$KERNEL_SERIES/.mailmap"
+	cp "$dir/MAINTAINERS" "$gm/MAINTAINERS"
+	touch "$gm/COPYING" "$gm/CREDITS" "$gm/Kbuild" "$gm/Makefile" "$gm/README"
+	mkdir -p "$gm/Documentation" "$gm/arch" "$gm/include" "$gm/drivers" "$gm/fs" \
+		"$gm/init" "$gm/ipc" "$gm/kernel" "$gm/lib"
+	# Sorted: the script's order among entries follows Perl's hash order,
+	# which changes from run to run.
+	(cd "$gm" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats \
+		--no-keywords --no-l "$@" | LC_ALL=C sort | sed 's/^/To: /'
+	 perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats \
+		--no-keywords --no-m --no-r "$@" | LC_ALL=C sort | sed 's/^/Cc: /')
+	rm -rf "$gm"
+}
+
+# cover_part COVER subject|date|blurb NAMES: what a cover letter's author
+# wrote (its subject without the prefix, its date, its text up to the
+# shortlog that git format-patch writes after it, headed by the name of
+# one of the set's authors, NAMES, one per line).
+cover_part() {
+	NAMES=$3 awk -v want="$2" '
+		BEGIN { n = split(ENVIRON["NAMES"], l, "\n"); for (i = 1; i <= n; i++) if (l[i] != "") name[l[i]] = 1; n = 0 }
+		!body && /^Subject: / { subj = $0; sub(/^Subject: (\[[^]]*\] )?/, "", subj); insubj = 1; next }
+		!body && insubj && /^ / { subj = subj $0; next }
+		{ insubj = 0 }
+		!body && /^Date: / { date = substr($0, 7) }
+		!body && /^$/ { body = 1; next }
+		body && /^[^ ].* \([0-9]+\):$/ { h = $0; sub(/ \([0-9]+\):$/, "", h); if (h in name) exit }
+		body { text[++n] = $0 }
+		END {
+			if (want == "subject") print subj
+			else if (want == "date") print date
+			else { while (n > 0 && text[n] == "") n--; for (i = 1; i <= n; i++) print text[i] }
+		}' "$1"
+}
+
+# authors DIR: the names in the From: lines of DIR's patches.
+authors() {
+	awk '/^From: / { s = substr($0, 7); getline c; if (c ~ /^ /) s = s c; sub(/ *<.*/, "", s); gsub(/^"|"$/, "", s); print s; nextfile }' \
+		"$1"/*.patch | LC_ALL=C sort -u
+}
+
+# format_sets REPO: REPO's commits on pristine as the sets' patches,
+# written again (SETS above): each set numbered by itself, with its
+# subject prefix, every file addressed to whom get_maintainer.pl names
+# for the set, and, for a set of more than one patch, a cover letter
+# that keeps its author's subject, date and text and has git's shortlog
+# and diffstat (without its list of created files, whose paths run past
+# a mail's width). A set that applies only on earlier ones lists their
+# patches' ids (git patch-id --stable) as git format-patch --base would.
+# There is no base-commit: the pristine tree is Debian's tarball, which
+# carries no upstream commit id; each cover letter names it instead.
+format_sets() {
+	local repo=$1 commits s dir prefix n match i=0 out range cover tmp subject date prereq a bad names
+	local -a addr args
+	mapfile -t commits < <(git -C "$repo" rev-list --reverse pristine..HEAD)
+	tmp=$(mktemp -d)
+	for s in "${SETS[@]}"; do
+		IFS='|' read -r dir prefix n match <<<"$s"
+		[ -n "$n" ] || n=$((${#commits[@]} - i))
+		if [ "$n" -le 0 ] || [ $((i + n)) -gt ${#commits[@]} ]; then
+			echo "series: ${#commits[@]} commits do not fill the set $dir" >&2
+			return 1
+		fi
+		out=$SERIES_DIR/$dir
+		mkdir -p "$out"
+		range=${commits[i]}~..${commits[i + n - 1]}
+		cover=$out/0000-cover-letter.patch
+		rm -rf "$tmp/set" "$tmp/patches"
+		fp -C "$repo" format-patch -q --no-signature --zero-commit -o "$tmp/patches" "$range"
+		# Not to the sender, whom the module's MAINTAINERS entry names.
+		maintainers "$repo" "$tmp/patches"/*.patch >"$tmp/addr"
+		grep -q '^To: ' "$tmp/addr" || { echo "series: get_maintainer.pl named no one for $dir" >&2; return 1; }
+		mapfile -t addr < <(grep -vF "<${MB_AUTHOR##*<}" "$tmp/addr")
+		args=()
+		for a in "${addr[@]}"; do
+			case $a in
+			"To: "*) args+=("--to=${a#To: }") ;;
+			*) args+=("--cc=${a#Cc: }") ;;
+			esac
+		done
+		[ "$n" -eq 1 ] || args+=(--cover-letter)
+		fp -C "$repo" format-patch -q --signoff --no-signature --zero-commit --no-thread \
+			--no-base --subject-prefix="$prefix" "${args[@]}" -o "$tmp/set" "$range"
+		bad=$(find "$tmp/set" -name '*.patch' ! -name '0000-*' -exec sed -n 's/^Subject: \[[^]]*\] //p' {} + |
+			grep -vE "$match" || true)
+		[ -z "$bad" ] || { echo "series: the set $dir ($match) would take: $bad" >&2; return 1; }
+		if [ "$n" -gt 1 ]; then
+			if [ ! -f "$cover" ]; then
+				echo "series: the set $dir has no cover letter ($cover)" >&2
+				return 1
+			fi
+			names=$(authors "$out")
+			subject=$(cover_part "$cover" subject "$names")
+			date=$(cover_part "$cover" date "$names")
+			cover_part "$cover" blurb "$names" >"$tmp/blurb"
+			prereq=
+			[ "$i" -eq 0 ] || prereq=$(fp -C "$repo" log --reverse -p --format='commit %H' \
+				"pristine..${commits[i - 1]}" | fp patch-id --stable | awk '{ print "prerequisite-patch-id: " $1 }')
+			SUBJECT=$subject DATE=$date AUTHOR=$MB_AUTHOR PREREQ=$prereq awk -v blurb="$tmp/blurb" '
+				/^From: / && !head { print "From: " ENVIRON["AUTHOR"]; head = 1; from = 1; next }
+				from && /^ / { next }
+				{ from = 0 }
+				/^Date: / && !date { print "Date: " ENVIRON["DATE"]; date = 1; next }
+				(k = index($0, "*** SUBJECT HERE ***")) { $0 = substr($0, 1, k - 1) ENVIRON["SUBJECT"] substr($0, k + 20) }
+				/^\*\*\* BLURB HERE \*\*\*$/ { while ((getline l < blurb) > 0) print l; next }
+				/^ (create|delete) mode [0-7]+ / { next }
+				{ print; last = $0 }
+				END { if (ENVIRON["PREREQ"] != "") { if (last != "") print ""; print ENVIRON["PREREQ"] } }
+			' "$tmp/set/0000-cover-letter.patch" >"$tmp/cover"
+			mv "$tmp/cover" "$tmp/set/0000-cover-letter.patch"
+		fi
+		find "$out" -maxdepth 1 -name '*.patch' -delete
+		mv "$tmp/set"/*.patch "$out/"
+		i=$((i + n))
+	done
+	rm -rf "$tmp"
+	[ "$i" -eq ${#commits[@]} ] || { echo "series: $((${#commits[@]} - i)) commits in no set" >&2; return 1; }
+}
+
 # user_commit DIR MSG GLOB: commit DIR's changes as the exporter with the
 # message file MSG, dated as the existing patch whose name matches GLOB.
 user_commit() {
 	local dir=$1 msg=$2 p date=
-	p=$(find "$SERIES_DIR" -maxdepth 1 -name "$3" | head -1)
+	p=$(find "${USER_DATES_DIR:-$SERIES_DIR}" -mindepth 2 -maxdepth 2 -name "$3" | head -1)
 	[ -z "$p" ] || date=$(sed -n 's/^Date: //p' "$p" | head -1)
 	git -C "$dir" add -A
 	if [ -n "$date" ]; then
@@ -485,9 +648,8 @@ user() {
 		{ print }'
 	user_commit "$work" "$top/patches/user/selftests.msg" "[0-9][0-9][0-9][0-9]-selftests-net-add-macsec_bridge-*.patch"
 
-	# Every patch again, numbered out of the whole.
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' -delete
-	git -C "$work" format-patch -q --signoff --no-signature --zero-commit -o "$SERIES_DIR" pristine..HEAD
+	# Every patch again, set by set.
+	format_sets "$work"
 	rm -rf "$work"
 }
 
@@ -499,6 +661,10 @@ user)
 	user_patches | sed "s|^$top/||" ;;
 patches)
 	patches ;;
+all-patches)
+	all_patches ;;
+sets)
+	printf '%s\n' "${SETS[@]}" ;;
 user-patches)
 	user_patches ;;
 apply)
@@ -541,20 +707,25 @@ export)
 	# Author dates are kept: a patch changes only where its content did.
 	git -C "$dir" -c advice.detachedHead=false rebase -q --force-rebase pristine \
 		--exec 'git commit -q --amend --no-edit --no-verify --author="$MB_AUTHOR"'
-	mkdir -p "$SERIES_DIR"
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' -delete
-	git -C "$dir" format-patch -q --signoff --no-signature --zero-commit -o "$SERIES_DIR" pristine..HEAD
-	# The user's patches after them, generated again.
-	user
-	cover=$SERIES_DIR/0000-cover-letter.patch
-	[ ! -f "$cover" ] || sed -i "2s|^From: .*|From: $MB_AUTHOR|" "$cover"
-	find "$SERIES_DIR" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort | sed "s|^$top/||"
-	[ ! -f "$cover" ] || echo "series: keep ${cover#"$top"/} in step (scripts/tests/checkpatch.sh checks its list)" ;;
+	# The abstractions into their sets, then every patch again with the
+	# user's generated after them, in a copy of the series that replaces
+	# it once all of it is written; the user's patches keep their dates.
+	new=$(mktemp -d)
+	trap 'rm -rf "$new"' EXIT
+	cp -a "$SERIES_DIR/." "$new/"
+	SERIES_DIR=$new format_sets "$dir"
+	USER_DATES_DIR=$SERIES_DIR SERIES_DIR=$new user
+	for s in "${SETS[@]}"; do
+		rm -rf "${SERIES_DIR:?}/${s%%|*}"
+		cp -a "$new/${s%%|*}" "$SERIES_DIR/"
+	done
+	rm -rf "$new"
+	all_patches | sed "s|^$top/||" ;;
 list)
 	for p in $(patches); do
 		sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$p"
 	done | LC_ALL=C sort -u ;;
 *)
-	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR | user | patches | user-patches" >&2
+	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR | user | patches | user-patches | all-patches | sets" >&2
 	exit 2 ;;
 esac

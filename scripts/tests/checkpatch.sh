@@ -1,13 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The patch series as netdev and Rust-for-Linux would receive it: the
-# tree's own `checkpatch.pl --strict` finds nothing in any patch, with one
-# exception. A patch that adds files without touching MAINTAINERS is asked
-# whether it should; that is allowed only where an existing entry covers
-# every file the patch adds, listed below with the entry's name, and
-# checked against the tree's MAINTAINERS. The messages name no kernel
-# series and carry no revision history.
+# The patch series as netdev and Rust-for-Linux would receive it, set by
+# set: the tree's own `checkpatch.pl --strict` finds nothing in any patch
+# or cover letter, with one exception. A patch that adds files without
+# touching MAINTAINERS is asked whether it should; that is allowed only
+# where an existing entry covers every file the patch adds, listed below
+# with the entry's name, and checked against the tree's MAINTAINERS. The
+# messages name no kernel series and carry no revision history. Each set
+# has as many patches as scripts/series.sh's SETS gives it, at most 15;
+# each patch carries its set's subject prefix and number and is addressed
+# (To:, Cc:); a patch for a fixes tree has a Fixes: tag; a set of more
+# than one patch has a cover letter, numbered 0.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/toolchain.env"
@@ -45,10 +49,10 @@ for c in "${covered[@]}"; do
 	}
 done
 
-mapfile -t patches < <(find "$series" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort)
+mapfile -t patches < <(KERNEL_SERIES=$MODULE_SERIES "$top/scripts/series.sh" all-patches)
 [ ${#patches[@]} -gt 0 ] || { echo "FAIL: no patches in $series"; exit 1; }
 for p in "${patches[@]}"; do
-	name=$(basename "$p")
+	name=${p#"$series"/}
 	out=$(perl "$tmp/scripts/checkpatch.pl" --strict --terse --no-summary --show-types \
 		--no-tree "$p" 2>&1 || true)
 	bad=$(grep -v -e ':FILE_PATH_CHANGES:' -e ':UNKNOWN_COMMIT_ID:' <<<"$out" || true)
@@ -83,28 +87,59 @@ for p in "${patches[@]}"; do
 	fi
 	echo "ok: $name${out:+ (adds files only under entries that cover them)}"
 done
-# The cover letter counts the patches and lists each subject, in order.
-cover=$series/0000-cover-letter.patch
-n=$(printf '%02d' ${#patches[@]})
-if [ ! -f "$cover" ]; then
-	echo "FAIL: no cover letter ($cover)"
-	fail=1
-else
-	grep -q "^Subject: \[PATCH 00/$n\] " "$cover" || {
-		echo "FAIL: the cover letter's subject is not [PATCH 00/$n]"
-		fail=1
-	}
-	want=$(for p in "${patches[@]}"; do
-		awk '/^Subject: / { s = $0; on = 1; next }
-		     on && /^ / { s = s $0; next }
-		     on { sub(/^Subject: \[PATCH [0-9]+\/[0-9]+\] /, "  ", s); print s; exit }' "$p"
-	done)
-	got=$(awk '/^Patches \([0-9]+\):$/ { on = 1; next } on && /^$/ { exit } on' "$cover")
-	if [ "$want" != "$got" ]; then
-		echo "FAIL: the cover letter's list is not the patches' subjects:"
-		diff <(echo "$want") <(echo "$got") | sed 's/^/      /'
-		fail=1
+# Each set: its patches' subjects carry its prefix and number, every file
+# is addressed, and a set of more than one patch has a cover letter that
+# checkpatch.pl finds nothing in either.
+subject() { awk '/^Subject: / { s = $0; on = 1; next } on && /^ / { s = s $0; next } on { print s; exit }' "$1"; }
+sets=0
+headers() { awk '/^$/ { exit } { print }' "$1"; }
+while IFS='|' read -r dir prefix count _; do
+	mapfile -t set < <(find "$series/$dir" -maxdepth 1 -name '*.patch' ! -name '0000-*' | LC_ALL=C sort)
+	n=${#set[@]}
+	[ "$n" -gt 0 ] || { echo "FAIL: no patches in the set $dir"; fail=1; continue; }
+	[ -z "$count" ] || [ "$n" -eq "$count" ] ||
+		{ echo "FAIL: the set $dir has $n patches, not $count"; fail=1; }
+	# netdev takes at most 15 patches at a time (maintainer-netdev.rst).
+	[ "$n" -le 15 ] || { echo "FAIL: the set $dir has $n patches, more than 15"; fail=1; }
+	# A set for a fixes tree (net, rdma-rc) is fixes: each names its cause.
+	case $prefix in
+	*" net" | *"-rc")
+		for p in "${set[@]}"; do
+			awk '/^---$/ { exit } /^Fixes: / { f = 1 } END { exit !f }' "$p" ||
+				{ echo "FAIL: $dir/${p##*/} goes to a fixes tree without a Fixes: tag"; fail=1; }
+		done ;;
+	esac
+	sets=$((sets + 1))
+	i=0
+	for p in "${set[@]}"; do
+		i=$((i + 1))
+		if [ "$n" -eq 1 ]; then want="[$prefix] "; else want=$(printf '[%s %0*d/%d] ' "$prefix" ${#n} $i "$n"); fi
+		case "$(subject "$p")" in
+		"Subject: $want"*) ;;
+		*) echo "FAIL: $dir/${p##*/}: the subject does not start with $want"; fail=1 ;;
+		esac
+	done
+	cover=$series/$dir/0000-cover-letter.patch
+	for p in "${set[@]}" "$cover"; do
+		[ -f "$p" ] || continue
+		headers "$p" | grep -q '^To: ' && headers "$p" | grep -q '^Cc: ' ||
+			{ echo "FAIL: $dir/${p##*/} has no To: or no Cc:"; fail=1; }
+	done
+	if [ "$n" -eq 1 ]; then
+		[ ! -f "$cover" ] || { echo "FAIL: the set $dir of one patch has a cover letter"; fail=1; }
+		echo "ok: the set $dir: [$prefix], one patch, addressed"
+		continue
 	fi
-fi
+	[ -f "$cover" ] || { echo "FAIL: the set $dir has no cover letter"; fail=1; continue; }
+	want=$(printf '[%s %0*d/%d] ' "$prefix" ${#n} 0 "$n")
+	case "$(subject "$cover")" in
+	"Subject: $want"*) ;;
+	*) echo "FAIL: $dir's cover letter: the subject does not start with $want"; fail=1 ;;
+	esac
+	out=$(perl "$tmp/scripts/checkpatch.pl" --strict --terse --no-summary --show-types \
+		--no-tree "$cover" 2>&1 || true)
+	[ -z "$out" ] || { echo "FAIL: $dir's cover letter"; sed 's/^/      /' <<<"$out"; fail=1; }
+	echo "ok: the set $dir: ${want% }, $n patches and a cover letter, addressed"
+done < <(KERNEL_SERIES=$MODULE_SERIES "$top/scripts/series.sh" sets)
 [ $fail -eq 0 ] || exit 1
-echo "ok: checkpatch.pl --strict ($MODULE_SERIES) on ${#patches[@]} patches; the cover letter lists them"
+echo "ok: checkpatch.pl --strict ($MODULE_SERIES) on ${#patches[@]} patches in $sets sets and their cover letters"

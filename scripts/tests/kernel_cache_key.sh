@@ -26,12 +26,11 @@ rm "$tmp/series/README.md"
 st=$(skey --stock)
 [ "${st##*-}" = none ] || fail "stock key $st does not say none"
 [ "${st%-*}" = "${s0%-*}" ] || fail "stock key $st has another base than $s0"
-# The cover letter applies nothing: editing it keeps the key.
-cover=$tmp/series/0000-cover-letter.patch
-if [ -f "$cover" ]; then
-	echo ' ' >> "$cover"
-	[ "$(skey)" = "$s0" ] || fail "editing the cover letter changed the key"
-fi
+# The cover letters apply nothing: editing them keeps the key.
+covers=$(find "$tmp/series" -name 0000-cover-letter.patch)
+[ -n "$covers" ] || fail "no cover letter in the series"
+for cover in $covers; do echo ' ' >> "$cover"; done
+[ "$(skey)" = "$s0" ] || fail "editing the cover letters changed the key"
 # The in-tree user (the module and its kselftests, the last patches) is
 # not built into the test kernel: editing it keeps the key.
 user=$(find "$tmp/series" -name '[0-9][0-9][0-9][0-9]-net-macsec_bridge-*.patch' | head -1)
@@ -43,13 +42,27 @@ cp "$first" "$tmp/first.orig"
 echo ' ' >> "$first"
 [ "$(skey)" != "$s0" ] || fail "editing a patch kept the key"
 cp "$tmp/first.orig" "$first"
+# Its message and its addresses build nothing: editing them keeps it.
+sed -i -e '0,/^Cc: /s//Cc: probe@localhost,\n    /' -e '0,/^$/{/^$/a\
+A probe line in the message.
+}' "$first"
+cmp -s "$first" "$tmp/first.orig" && fail "the probe did not edit the message"
+[ "$(skey)" = "$s0" ] || fail "editing a patch's message or Cc changed the key"
+cp "$tmp/first.orig" "$first"
 [ "$(skey)" = "$s0" ] || fail "restoring the series did not restore the key"
-cp "$first" "$tmp/series/9999-probe.patch"
+set=$(dirname "$first")
+cp "$first" "$set/9999-probe.patch"
 s1=$(skey)
 [ "$s1" != "$s0" ] || fail "adding a patch kept the key"
-mv "$tmp/series/9999-probe.patch" "$tmp/series/9999-renamed.patch"
+mv "$set/9999-probe.patch" "$set/9999-renamed.patch"
 [ "$(skey)" != "$s1" ] || fail "renaming a patch kept the key"
-rm "$tmp/series/9999-renamed.patch"
+rm "$set/9999-renamed.patch"
+# A patch moved to another set (the same file, another path) moves it.
+last=$(find "$tmp/series" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort | tail -1)
+[ "$last" != "$set" ] || fail "the series has one set"
+mv "$first" "$last/0000a-moved.patch"
+[ "$(skey)" != "$s0" ] || fail "moving a patch to another set kept the key"
+mv "$last/0000a-moved.patch" "$first"
 [ "$(skey)" = "$s0" ] || fail "removing the added patch did not restore the key"
 
 mkdir "$tmp/tree"

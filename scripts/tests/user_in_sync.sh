@@ -5,7 +5,8 @@
 # kernel tree, are exactly what `scripts/series.sh user` makes of this
 # repository's files: the driver in the tree and the one built here have
 # one source. Written again as whoever signed them off, every patch of
-# the series must come out byte for byte the same.
+# the series, set by set with its addresses and cover letters, must come
+# out byte for byte the same.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/toolchain.env"

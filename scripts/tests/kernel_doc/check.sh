@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 [ -x "$kdir/scripts/kernel-doc" ] || { echo "FAIL: no scripts/kernel-doc in $kdir"; exit 1; }
 [ -r "$KERNEL_TARBALL" ] || { echo "FAIL: no $KERNEL_TARBALL"; exit 1; }
 
-mapfile -t files < <(sed -n 's|^+++ b/\(.*\.[ch]\)$|\1|p' "$top/patches/$KERNEL_SERIES"/0*.patch | sort -u)
+mapfile -t files < <(sed -n 's|^+++ b/\(.*\.[ch]\)$|\1|p' "$top/patches/$KERNEL_SERIES"/*/0*.patch | sort -u)
 [ ${#files[@]} -gt 0 ] || { echo "FAIL: the series changes no C file"; exit 1; }
 warnings() { python3 "$kdir/scripts/kernel-doc" -none -Wall "$1" 2>&1 | grep -c -i 'warning' || true; }
 # The pristine files, in one pass over the tarball (a file the series
