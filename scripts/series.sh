@@ -26,7 +26,10 @@
 #   scripts/series.sh user-patches the user's patches, in order
 #   scripts/series.sh all-patches  both, in order
 #   scripts/series.sh sets         the sets the series is posted as, one
-#                                  DIR|SUBJECT PREFIX|COUNT line each
+#                                  DIR|SUBJECT PREFIX|COUNT|SUBJECTS line each
+#   scripts/series.sh pristine DIR make DIR a git repository of the pristine
+#                                  files every patch touches (rust/ whole),
+#                                  tagged 'pristine', to apply sets to
 #
 # The series is applied with `git am` in a scratch repository, so a patch
 # that does not apply to the pristine tree fails loudly here too.
@@ -663,6 +666,10 @@ patches)
 	patches ;;
 all-patches)
 	all_patches ;;
+pristine)
+	dir=${2:?usage: series.sh pristine DIR}
+	[ ! -e "$dir" ] || { echo "series: $dir exists" >&2; exit 1; }
+	pristine "$dir" "${USER_TREE_FILES[@]}" ;;
 sets)
 	printf '%s\n' "${SETS[@]}" ;;
 user-patches)
@@ -726,6 +733,6 @@ list)
 		sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$p"
 	done | LC_ALL=C sort -u ;;
 *)
-	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR | user | patches | user-patches | all-patches | sets" >&2
+	echo "usage: series.sh apply TREE | edit DIR | export DIR | list | compat DIR | user | patches | user-patches | all-patches | sets | pristine DIR" >&2
 	exit 2 ;;
 esac

@@ -35,15 +35,7 @@ tar -xf "$KERNEL_TARBALL" -C "$tree" --strip-components=1
 # The files the series touches, pristine, as a repository to apply the
 # sets to with `git am` (rust/ whole, as the patches expect it).
 src=$scratch/src
-mkdir "$src"
-mapfile -t all < <("$top/scripts/series.sh" all-patches)
-mapfile -t touched < <(sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "${all[@]}" | LC_ALL=C sort -u)
-mapfile -t present < <(cd "$tree" && for f in "${touched[@]}"; do [ ! -e "$f" ] || echo "$f"; done)
-tar -C "$tree" -cf - rust "${present[@]}" | tar -C "$src" -xf -
-g -C "$src" init -q
-g -C "$src" add -A
-g -C "$src" commit -q -m pristine
-g -C "$src" tag pristine
+"$top/scripts/series.sh" pristine "$src" >/dev/null || fail "no pristine tree"
 
 kmake() {
 	make -C "$tree" ARCH=x86_64 RUSTC="$RUSTC" HOSTRUSTC="$RUSTC" RUSTDOC="$RUSTDOC" \

@@ -10,7 +10,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/toolchain.env"
 export KERNEL_SERIES=$MODULE_SERIES
-: "${KERNEL_TARBALL:=/usr/src/linux-source-$MODULE_SERIES.tar.xz}"
 series=$top/patches/$MODULE_SERIES
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,17 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 g() { git -c user.name=t -c user.email=t@localhost -c advice.detachedHead=false "$@"; }
 
-# The pristine files the series touches (rust/ whole), as a repository;
-# the files its patches create are not in the tarball, and tar says so.
-mapfile -t all < <("$top/scripts/series.sh" all-patches)
-mapfile -t outside < <(sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "${all[@]}" | grep -v '^rust/' | LC_ALL=C sort -u)
-mkdir "$tmp/pristine"
-tar -xf "$KERNEL_TARBALL" -C "$tmp/pristine" --strip-components=1 \
-	"linux-source-$MODULE_SERIES/rust" "${outside[@]/#/linux-source-$MODULE_SERIES/}" 2>/dev/null || true
-[ -d "$tmp/pristine/rust" ] || fail "no rust/ in $KERNEL_TARBALL"
-g -C "$tmp/pristine" init -q
-g -C "$tmp/pristine" add -A
-g -C "$tmp/pristine" commit -q -m pristine
+# The pristine files the series touches (rust/ whole), as a repository.
+"$top/scripts/series.sh" pristine "$tmp/pristine" >/dev/null || fail "no pristine tree"
 
 declare -A set_of order
 sets=()
