@@ -14,16 +14,15 @@ use kernel::sync::Arc;
 use kernel::time::{Instant, Monotonic};
 use kernel::{bindings, net, rdma};
 
-/// `pr_warn!`, as often as `net_ratelimit()` allows. Every warning an
-/// event can print goes through it: events come from every namespace, and
-/// the root of a user namespace makes them at will (netdevs appear, flap
-/// and go), so under memory pressure an unlimited warning per event would
-/// let an unprivileged user flood the kernel log.
+/// `pr_warn!`, as often as the networking stack's limit allows (C's
+/// `net_warn_ratelimited()`). Every warning an event can print goes
+/// through it: events come from every namespace, and the root of a user
+/// namespace makes them at will (netdevs appear, flap and go), so under
+/// memory pressure an unlimited warning per event would let an
+/// unprivileged user flood the kernel log.
 macro_rules! warn_ratelimited {
     ($($arg:tt)*) => {
-        // SAFETY: `net_ratelimit()` takes no arguments and may be called
-        // from any context.
-        if unsafe { crate::bindings::net_ratelimit() } != 0 {
+        if crate::net::ratelimit::allow() {
             kernel::pr_warn!($($arg)*);
         }
     };

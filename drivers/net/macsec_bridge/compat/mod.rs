@@ -35,5 +35,6 @@ pub mod net {
     pub mod namespace;
     pub mod netlink;
     pub mod notifier;
+    pub mod ratelimit;
     pub mod rtnl;
 }
