@@ -48,8 +48,8 @@ for p in "$@"; do
 done
 # The driver calls the kernel through the kernel crate's abstractions,
 # not raw bindings, but for what the kernel crate does not offer yet:
-# net_ratelimit() (a ratelimited print) and flushing a work item.
-raw_allowed='^(net_ratelimit|flush_work|flush_delayed_work|delayed_work)$'
+# flushing a work item.
+raw_allowed='^(flush_work|flush_delayed_work|delayed_work)$'
 raw=$(for p in "$@"; do
 	awk '/^\+\+\+ b\// { f = substr($0, 7); next }
 		f ~ /^drivers\/net\/macsec_bridge\/.*\.rs$/ && /^\+/ && !/^\+[[:space:]]*\/\// { print }' "$p"
@@ -61,4 +61,4 @@ if [ -n "$raw" ]; then
 fi
 [ "$fail" -eq 0 ] || exit 1
 echo "ok: the in-tree user ($#) has no out-of-tree cfg, adds every module it declares," \
-	"and reaches the kernel through the kernel crate (but for: net_ratelimit, flush_work)"
+	"and reaches the kernel through the kernel crate (but for: flush_work)"
