@@ -45,7 +45,6 @@ use crate::net::{
     rtnl::{Rtnl, RtnlGuard},
 };
 use core::cell::UnsafeCell;
-use core::marker::PhantomData;
 use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::sync::{
@@ -74,16 +73,19 @@ struct Interposed<T: Observer> {
 /// be dropped with RTNL held. Forgetting one leaves its table installed
 /// until [`restore_all`].
 ///
+/// It does not name its observer's type: the registry owns the table, and
+/// frees it with the function of that type it was given
+/// ([`Interposer::install`]).
+///
 /// # Invariants
 ///
 /// `id` is the [`Entry::id`] of the interposer it was returned for, or 0
 /// once restored; ids are never reused.
-pub(crate) struct Installed<T: Observer> {
+pub(crate) struct Installed {
     id: u64,
     /// The device, by address: who it is on, not a reference to it (the
     /// registry holds the device).
     dev: usize,
-    _observer: PhantomData<Arc<T>>,
 }
 
 macro_rules! trampolines {
@@ -422,11 +424,13 @@ impl Interposer {
     ///
     /// Fails with `EOPNOTSUPP` when the device has no `macsec_ops` or is a
     /// VLAN, `EBUSY` when it already carries an interposer, and `ENOMEM`.
-    pub(crate) fn install<T: Observer>(
+    /// The observer is `'static`: it lives in the table, which the registry
+    /// keeps, past the guard, until the table is taken off.
+    pub(crate) fn install<T: Observer + 'static>(
         rtnl: &Rtnl,
         dev: &NetDevice,
         observer: Arc<T>,
-    ) -> Result<Installed<T>> {
+    ) -> Result<Installed> {
         let raw = dev.as_raw();
         // SAFETY: the device is valid and RTNL, which serialises writers of
         // `macsec_ops`, is held.
@@ -472,7 +476,6 @@ impl Interposer {
         Ok(Installed {
             id,
             dev: raw as usize,
-            _observer: PhantomData,
         })
     }
 }
@@ -517,7 +520,7 @@ pub(crate) fn restore_all(rtnl: &RtnlGuard) -> usize {
     n
 }
 
-impl<T: Observer> Installed<T> {
+impl Installed {
     /// The address of the device it is on: an identity, not a reference.
     pub(crate) fn device(&self) -> usize {
         self.dev
@@ -573,7 +576,7 @@ impl<T: Observer> Installed<T> {
     }
 }
 
-impl<T: Observer> Drop for Installed<T> {
+impl Drop for Installed {
     fn drop(&mut self) {
         if self.id != 0 {
             let rtnl = Rtnl::lock();

@@ -43,7 +43,7 @@ pub(crate) const SOURCE: &str = "interposed macsec_ops";
 /// The interposed devices, in the [`State`].
 pub(crate) struct Devices {
     /// Each interposer's guard, by netdev.
-    lowers: Index<usize, Installed<Bridge>>,
+    lowers: Index<usize, Installed>,
 }
 
 impl Devices {
@@ -72,7 +72,7 @@ impl Devices {
     /// Records interposer `i` by its device; gives it back if there is no
     /// memory (it must not be dropped under RTNL: see
     /// [`Deferred::restore`]).
-    fn record(&mut self, i: Installed<Bridge>) -> Result<(), Installed<Bridge>> {
+    fn record(&mut self, i: Installed) -> Result<(), Installed> {
         let d = i.device();
         // One interposer per device (`Interposer::install` refuses a
         // second, and UNREGISTER takes it off): were one there, `i` goes
@@ -86,7 +86,7 @@ impl Devices {
 
 /// Interposers to take off once the state is unlocked.
 pub(crate) struct Deferred {
-    restore: KVec<Installed<Bridge>>,
+    restore: KVec<Installed>,
 }
 
 impl Deferred {
@@ -105,7 +105,7 @@ impl Deferred {
     /// As [`Installed::restore_unlocked`]: RTNL is held, and the caller is
     /// not between two MACsec operations through `i`'s table (it runs in a
     /// notifier for `i`'s own device).
-    unsafe fn restore(&mut self, rtnl: &Rtnl, i: Installed<Bridge>) {
+    unsafe fn restore(&mut self, rtnl: &Rtnl, i: Installed) {
         if self.restore.reserve(1, GFP_KERNEL).is_ok() {
             // Cannot fail: capacity is reserved.
             let _ = self.restore.push(i, GFP_KERNEL);

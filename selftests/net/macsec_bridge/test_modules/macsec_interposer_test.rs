@@ -79,7 +79,7 @@ impl Observer for Log {
 }
 
 /// Each interposer, with the address of the table it replaced.
-type Interposers = KVec<Option<(Installed<Log>, usize)>>;
+type Interposers = KVec<Option<(Installed, usize)>>;
 
 struct Watcher {
     log: Arc<Log>,

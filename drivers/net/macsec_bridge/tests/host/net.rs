@@ -408,7 +408,6 @@ pub mod macsec {
     use crate::sync::aref::ARef;
     use crate::sync::Arc;
     use std::cell::{Cell, RefCell};
-    use std::marker::PhantomData;
 
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     pub enum Offload {
@@ -588,9 +587,8 @@ pub mod macsec {
         fn after(&self, rtnl: &Rtnl, op: Mdo, ctx: &Context<'_>, ret: Result);
     }
 
-    pub struct Installed<T: Observer> {
+    pub struct Installed {
         dev: Option<ARef<NetDevice>>,
-        _t: PhantomData<T>,
     }
 
     pub struct Interposer;
@@ -600,7 +598,7 @@ pub mod macsec {
             _rtnl: &Rtnl,
             dev: &NetDevice,
             observer: Arc<T>,
-        ) -> Result<Installed<T>> {
+        ) -> Result<Installed> {
             if !dev.macsec_ops {
                 return Err(EOPNOTSUPP);
             }
@@ -611,12 +609,11 @@ pub mod macsec {
             *dev.observer.borrow_mut() = Some(observer);
             Ok(Installed {
                 dev: Some(dev.into()),
-                _t: PhantomData,
             })
         }
     }
 
-    impl<T: Observer> Installed<T> {
+    impl Installed {
         pub fn device(&self) -> usize {
             self.dev.as_deref().map_or(0, |d| d.as_raw() as usize)
         }
@@ -662,7 +659,7 @@ pub mod macsec {
         })
     }
 
-    impl<T: Observer> Drop for Installed<T> {
+    impl Drop for Installed {
         fn drop(&mut self) {
             // The kernel's takes RTNL: never dropped with it held.
             assert!(
