@@ -14,7 +14,7 @@ use crate::net::macsec::{Context, Mdo, Observer};
 use crate::net::notifier::{NetdevEvent, NetdevNotifier};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::roce::DeviceExt;
-use crate::secy::{lower_up, op_of, reach, snapshot, stacked_over};
+use crate::secy::{lower_up, op_of, reach, real_dev, snapshot, stacked_over, unobserved};
 use crate::state::{mark, Ports, State};
 use crate::trace::{self, Cause};
 use crate::update::{Effects, Locks};
@@ -28,8 +28,12 @@ impl Bridge {
     fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
         this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
             platform::registered(this, rtnl, dev, st, fx);
-            if dev.is_macsec() && st.secy(dev).is_none() && st.add_secy(rtnl, dev).is_err() {
-                warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
+            if dev.is_macsec() && st.secy(dev).is_none() {
+                let lower = real_dev(dev);
+                let known = unobserved(rtnl, dev, lower.as_deref());
+                if st.add_secy(dev, lower, known).is_err() {
+                    warn_ratelimited!("{}: out of memory, SecY not tracked\n", dev.name());
+                }
             }
             st.touch_around(dev);
         });

@@ -7,10 +7,9 @@
 use crate::index::Index;
 use crate::lockstep::Knowledge;
 use crate::model::{key, Binding, Object, PortEntry, Secy, Secys};
-use crate::net::device::NetDevice;
+use crate::net::device::{NetDevice, NetDeviceRef};
 use crate::net::rtnl::Rtnl;
 use crate::platform;
-use crate::secy::{real_dev, unobserved};
 use crate::trace;
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
@@ -368,15 +367,20 @@ impl State {
         Ok(serial)
     }
 
-    /// Tracks MACsec netdev `dev`; fails if there is no memory.
-    pub(crate) fn add_secy(&mut self, rtnl: &Rtnl, dev: &NetDevice) -> Result {
-        let lower = real_dev(dev);
+    /// Tracks MACsec netdev `dev`, over real device `lower` (held), as
+    /// `known` (what is known of it before any operation); fails if there
+    /// is no memory.
+    pub(crate) fn add_secy(
+        &mut self,
+        dev: &NetDevice,
+        lower: Option<NetDeviceRef>,
+        known: Knowledge,
+    ) -> Result {
         self.secys.reserve(1)?;
         let up = lower.as_deref().map(|l| (key(l), key(dev)));
         if up.is_some() {
             self.uppers.reserve(1)?;
         }
-        let known = unobserved(rtnl, dev, lower.as_deref());
         let secy = KBox::new(
             Secy {
                 dev: dev.hold(GFP_KERNEL),
