@@ -50,7 +50,8 @@
 //!   snapshot, a re-read) and which SecY a port follows ([`relate`]).
 //! - `gids.rs`: where a port's RoCE leaves and which GIDs it lists.
 //! - `update.rs`: the transaction (update, [`Bridge::finish`],
-//!   [`Bridge::apply`]) with its [`Effects`] and [`Locks`].
+//!   [`Bridge::apply`]) with its [`Effects`]; `locks.rs`: the [`Locks`]
+//!   it applies them with.
 //! - `events.rs`: what each notifier event, offload operation, RDMA
 //!   device and request does to the state.
 //! - `work.rs`: the work items that take RTNL later.
@@ -61,7 +62,7 @@
 //! [`PortEntry::object`]: crate::model::PortEntry::object
 //! [`REVALIDATE_MS`]: crate::work::REVALIDATE_MS
 //! [`Effects`]: crate::update::Effects
-//! [`Locks`]: crate::update::Locks
+//! [`Locks`]: crate::locks::Locks
 //! [`relate`]: crate::secy::relate
 
 use crate::net::netlink::Family;

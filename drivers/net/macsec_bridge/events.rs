@@ -7,6 +7,7 @@
 //! Each runs one update ([`Bridge::update`]); none touches a device itself.
 
 use crate::bridge::Bridge;
+use crate::locks::Locks;
 use crate::lockstep::{self, Knowledge, Offload, Op, SecyState};
 use crate::model::{key, BindError, Binding, Ingress, RdmaDev};
 use crate::net::device::NetDevice;
@@ -17,7 +18,7 @@ use crate::roce::DeviceExt;
 use crate::secy::{lower_up, op_of, reach, real_dev, snapshot, stacked_over, unobserved};
 use crate::state::{mark, Ports, State};
 use crate::trace::{self, Cause};
-use crate::update::{Effects, Locks};
+use crate::update::Effects;
 use crate::{gids::forget_rdma, platform, rdma, wire};
 use kernel::prelude::*;
 use kernel::sync::Arc;

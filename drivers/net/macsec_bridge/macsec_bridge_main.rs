@@ -32,6 +32,7 @@ mod bridge;
 mod events;
 mod gids;
 mod index;
+mod locks;
 pub mod lockstep;
 mod model;
 mod netlink;

@@ -14,11 +14,12 @@
 
 use crate::bridge::Bridge;
 use crate::events::Events;
+use crate::locks::Locks;
 use crate::net::device::NetDevice;
 use crate::net::macsec_notifier;
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::state::State;
-use crate::update::{Effects, Locks};
+use crate::update::Effects;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 

@@ -18,13 +18,14 @@
 use crate::bridge::Bridge;
 use crate::index::Index;
 use crate::interposer::{restore_all, Installed, Interposer};
+use crate::locks::Locks;
 use crate::lockstep::Knowledge;
 use crate::model::key;
 use crate::net::device::NetDevice;
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::secy::stacked_over;
 use crate::state::{State, GROW};
-use crate::update::{Effects, Locks};
+use crate::update::Effects;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 

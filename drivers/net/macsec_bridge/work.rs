@@ -6,13 +6,13 @@
 
 use crate::bindings;
 use crate::bridge::{with, Bridge};
+use crate::locks::Locks;
 use crate::model::RdmaDev;
 use crate::net::rtnl::Rtnl;
 use crate::rdma;
 use crate::roce::DeviceExt;
 use crate::state::{mark, Ports};
 use crate::trace::Cause;
-use crate::update::Locks;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{self, DelayedWork, Work, WorkItem};

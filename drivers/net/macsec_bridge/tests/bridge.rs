@@ -64,6 +64,8 @@ mod gids;
 mod host;
 #[path = "../index.rs"]
 mod index;
+#[path = "../locks.rs"]
+mod locks;
 /// Where the module has its interposer (built only for a kernel without
 /// the offload notifier), the host model has its own.
 #[cfg(MACSEC_BRIDGE_COMPAT)]
