@@ -16,6 +16,15 @@ use kernel::prelude::*;
 /// of the longest, the object still fits a default-sized message.
 pub(crate) const MAX_GIDS: usize = 16;
 
+/// How the state, and what the platform keeps in it, grows: charged to
+/// the memory cgroup of the task whose action made it grow. A SecY is
+/// tracked, and a port bound, from the context of whoever created or
+/// bound it, and the root of a user namespace may do both at will. The
+/// arrays are shared: a growth charges the whole new array to that task's
+/// cgroup, so the charge is coarse, but what a container makes the state
+/// grow by is never free to it.
+pub(crate) const GROW: kernel::alloc::Flags = GFP_KERNEL_ACCOUNT;
+
 /// Where a port's SecY comes from.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Relation {

@@ -6,7 +6,7 @@
 
 use crate::index::Index;
 use crate::lockstep::Knowledge;
-use crate::model::{key, Binding, Object, PortEntry, Secy, Secys};
+use crate::model::{key, Binding, Object, PortEntry, Secy, Secys, GROW};
 use crate::net::device::{NetDevice, NetDeviceRef};
 use crate::net::rtnl::Rtnl;
 use crate::platform;
@@ -423,11 +423,3 @@ impl State {
         }
     }
 }
-
-/// How the state grows: charged to the memory cgroup of the task whose
-/// action made it grow. A SecY is tracked, and a port bound, from the
-/// context of whoever created or bound it, and the root of a user
-/// namespace may do both at will. The arrays are shared: a growth charges
-/// the whole new array to that task's cgroup, so the charge is coarse,
-/// but what a container makes the state grow by is never free to it.
-pub(crate) const GROW: kernel::alloc::Flags = GFP_KERNEL_ACCOUNT;
