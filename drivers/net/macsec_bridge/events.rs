@@ -15,11 +15,13 @@ use crate::net::macsec::{Context, Mdo, Observer};
 use crate::net::notifier::{NetdevEvent, NetdevNotifier};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::roce::DeviceExt;
-use crate::secy::{lower_up, op_of, reach, real_dev, snapshot, stacked_over, unobserved};
+use crate::secy::{
+    lost_sight, lower_up, op_of, reach, real_dev, snapshot, stacked_over, unobserved,
+};
 use crate::state::{mark, Ports, State};
 use crate::trace::{self, Cause};
 use crate::update::Effects;
-use crate::{gids::forget_rdma, platform, rdma, wire};
+use crate::{gids::forget_rdma, rdma, wire};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -28,7 +30,9 @@ impl Bridge {
     /// it is tracked if it is a MACsec netdev.
     fn registered(this: &Arc<Bridge>, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
         this.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
-            platform::registered(this, rtnl, dev, st, fx);
+            if !st.offload.registered(rtnl, dev, this, &mut fx.offload) {
+                lost_sight(st, rtnl, dev);
+            }
             if dev.is_macsec() && st.secy(dev).is_none() {
                 let lower = real_dev(dev);
                 let known = unobserved(rtnl, dev, lower.as_deref());
@@ -44,7 +48,7 @@ impl Bridge {
     fn unregistered(&self, rtnl: &Rtnl, ev: &NetdevEvent<'_>, dev: &NetDevice) {
         self.update(&mut Locks::Event(rtnl, ev), at(ev), |st, fx, _| {
             let d = key(dev);
-            platform::unregistered(rtnl, dev, st, fx);
+            st.offload.unregistered(rtnl, dev, &mut fx.offload);
             // Before the indexes forget the device: its ports.
             st.touch_around(dev);
             // A device leaving for another namespace keeps its identity:

@@ -58,7 +58,7 @@ struct MacsecBridge {
     bridge: Arc<bridge::Bridge>,
     family: Option<crate::net::netlink::Registration>,
     /// Where offloaded operations come from.
-    offload: Option<platform::Source>,
+    offload: Option<platform::Source<events::Events>>,
     notifier: Option<Pin<KBox<notifier::Registration<events::Events>>>>,
     client: Option<Pin<KBox<rdma::ClientRegistration<ports::RdmaPorts>>>>,
 }
@@ -79,7 +79,8 @@ impl kernel::Module for MacsecBridge {
         this.family = Some(netlink::FAMILY.register()?);
         // Before any SecY is tracked: an operation on a SecY that is not
         // tracked yet teaches nothing and holds nothing down.
-        this.offload = Some(platform::Source::register(&this.bridge)?);
+        let observer = events::Events(this.bridge.clone());
+        this.offload = Some(platform::Source::register(observer)?);
         // Registering replays REGISTER and UP for every existing device:
         // MACsec netdevs get tracked (and the source of offloaded
         // operations sees every device).

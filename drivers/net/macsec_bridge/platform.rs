@@ -7,19 +7,17 @@
 //! notifier, PHY offload's included, whatever namespace the device is in:
 //! the module registers one observer there ([`Source`]) and puts nothing
 //! on any device. The hooks the core calls when a device appears or goes
-//! and when the module unloads ([`registered`], [`unregistered`],
-//! [`Devices::leave_all`], [`Deferred::apply`]) have nothing to do.
+//! and when the module unloads ([`Devices::registered`],
+//! [`Devices::unregistered`], [`Devices::leave_all`], [`Deferred::apply`])
+//! have nothing to do.
 //!
 //! Owns: the offload notifier's registration. Touches: nothing else.
 
-use crate::bridge::Bridge;
-use crate::events::Events;
 use crate::locks::Locks;
 use crate::net::device::NetDevice;
+use crate::net::macsec::Observer;
 use crate::net::macsec_notifier;
 use crate::net::rtnl::{Rtnl, RtnlGuard};
-use crate::state::State;
-use crate::update::Effects;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -35,6 +33,8 @@ pub(crate) const RXE_ROUTES_IPV6_STRICTLY: bool = true;
 pub(crate) const SOURCE: &str = "the MACsec offload notifier";
 
 /// What the source keeps of devices, in the [`State`]: nothing.
+///
+/// [`State`]: crate::state::State
 pub(crate) struct Devices;
 
 impl Devices {
@@ -50,6 +50,27 @@ impl Devices {
     /// The module is unloading and its bridge closed: nothing is left on
     /// any device.
     pub(crate) fn leave_all(&mut self) {}
+
+    /// `dev` appeared, in an update of a notifier's `NETDEV_REGISTER`: the
+    /// offload notifier already announces its operations to the observer,
+    /// so sight of them is never lost (`true`).
+    pub(crate) fn registered<T: Observer + 'static>(
+        &mut self,
+        _rtnl: &Rtnl,
+        _dev: &NetDevice,
+        _observer: &Arc<T>,
+        _fx: &mut Deferred,
+    ) -> bool {
+        true
+    }
+
+    /// `dev` is being unregistered or leaves its namespace, in an update
+    /// of a notifier's `NETDEV_UNREGISTER`: nothing is on it.
+    pub(crate) fn unregistered(&mut self, _rtnl: &Rtnl, _dev: &NetDevice, _fx: &mut Deferred) {}
+
+    /// Keeps what [`Deferred::apply`] handed back: it never hands back
+    /// anything.
+    pub(crate) fn keep(&mut self, _left: Deferred) {}
 }
 
 /// What an update leaves the source to do once the state is unlocked:
@@ -61,37 +82,25 @@ impl Deferred {
         Deferred
     }
 
-    /// Does it, in `locks`' context.
-    pub(crate) fn apply(self, _bridge: &Bridge, _locks: &mut Locks<'_, '_>) {}
+    /// Does it, in `locks`' context; hands back what is left for
+    /// [`Devices::keep`]: nothing.
+    pub(crate) fn apply(self, _locks: &mut Locks<'_, '_>) -> Option<Deferred> {
+        None
+    }
 }
-
-/// `dev` appeared, in an update of a notifier's `NETDEV_REGISTER`: the
-/// offload notifier already announces its operations.
-pub(crate) fn registered(
-    _this: &Arc<Bridge>,
-    _rtnl: &Rtnl,
-    _dev: &NetDevice,
-    _st: &mut State,
-    _fx: &mut Effects,
-) {
-}
-
-/// `dev` is being unregistered or leaves its namespace, in an update of
-/// a notifier's `NETDEV_UNREGISTER`: nothing is on it.
-pub(crate) fn unregistered(_rtnl: &Rtnl, _dev: &NetDevice, _st: &mut State, _fx: &mut Effects) {}
 
 /// The module's observer on the offload notifier, registered before any
 /// SecY is tracked (an operation on a SecY not tracked yet teaches
 /// nothing) and unregistered after the netdevice notifier.
-pub(crate) struct Source {
-    _registration: Pin<KBox<macsec_notifier::Registration<Events>>>,
+pub(crate) struct Source<T: Observer> {
+    _registration: Pin<KBox<macsec_notifier::Registration<T>>>,
 }
 
-impl Source {
-    pub(crate) fn register(bridge: &Arc<Bridge>) -> Result<Source> {
+impl<T: Observer> Source<T> {
+    pub(crate) fn register(observer: T) -> Result<Source<T>> {
         Ok(Source {
             _registration: KBox::pin_init(
-                macsec_notifier::Registration::new(Events(bridge.clone())),
+                macsec_notifier::Registration::new(observer),
                 GFP_KERNEL,
             )?,
         })

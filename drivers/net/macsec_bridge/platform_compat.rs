@@ -5,27 +5,28 @@
 //! file as the module's `platform`, in place of `platform.rs`).
 //!
 //! Such a kernel has no MACsec offload notifier: each device that has
-//! `macsec_ops` is interposed at its `NETDEV_REGISTER` ([`registered`],
-//! `interposer.rs`) and restored at its `NETDEV_UNREGISTER`
-//! ([`unregistered`]), and whatever is left at unload goes with one wait
-//! for the RX and TX paths ([`Source::unloading`]). Its RXE routes IPv6
-//! RoCE around the GID's netdev.
+//! `macsec_ops` is interposed at its `NETDEV_REGISTER`
+//! ([`Devices::registered`], `interposer.rs`) and restored at its
+//! `NETDEV_UNREGISTER` ([`Devices::unregistered`]), and whatever is left
+//! at unload goes with one wait for the RX and TX paths
+//! ([`Source::unloading`]). Its RXE routes IPv6 RoCE around the GID's
+//! netdev.
 //!
 //! Owns: the interposed devices' guards ([`Devices`]) and the restores an
-//! update defers ([`Deferred`]). Touches: the SecYs' and ports' knowledge,
-//! when a device cannot be observed ([`lost_sight`]).
+//! update defers ([`Deferred`]). Touches: nothing else; a device it cannot
+//! interpose it reports to its caller, which forgets what is known of the
+//! SecYs over it ([`lost_sight`]).
+//!
+//! [`lost_sight`]: crate::secy::lost_sight
 
-use crate::bridge::Bridge;
 use crate::index::Index;
 use crate::interposer::{restore_all, Installed, Interposer};
 use crate::locks::Locks;
-use crate::lockstep::Knowledge;
 use crate::model::{key, GROW};
 use crate::net::device::NetDevice;
+use crate::net::macsec::Observer;
 use crate::net::rtnl::{Rtnl, RtnlGuard};
-use crate::secy::stacked_over;
-use crate::state::State;
-use crate::update::Effects;
+use core::marker::PhantomData;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -42,6 +43,8 @@ pub(crate) const RXE_ROUTES_IPV6_STRICTLY: bool = false;
 pub(crate) const SOURCE: &str = "interposed macsec_ops";
 
 /// The interposed devices, in the [`State`].
+///
+/// [`State`]: crate::state::State
 pub(crate) struct Devices {
     /// Each interposer's guard, by netdev.
     lowers: Index<usize, Installed>,
@@ -83,6 +86,63 @@ impl Devices {
         }
         self.lowers.insert(d, i).map(|_| ()).map_err(|(_, i)| i)
     }
+
+    /// `dev` appeared, in an update of a notifier's `NETDEV_REGISTER`: its
+    /// `macsec_ops`, if it has any, are interposed, with `observer`.
+    /// `false` if they could not be: its offload operations, and those of
+    /// every SecY stacked over it, go unseen.
+    pub(crate) fn registered<T: Observer + 'static>(
+        &mut self,
+        rtnl: &Rtnl,
+        dev: &NetDevice,
+        observer: &Arc<T>,
+        fx: &mut Deferred,
+    ) -> bool {
+        match Interposer::install(rtnl, dev, observer.clone()) {
+            Ok(i) => {
+                if let Err(i) = self.record(i) {
+                    warn_ratelimited!("{}: out of memory, offload not observed\n", dev.name());
+                    // SAFETY: this is the device's own REGISTER, and its table
+                    // was installed just now.
+                    unsafe { fx.restore(rtnl, i) };
+                    return false;
+                }
+                true
+            }
+            Err(e) if e == EOPNOTSUPP => true,
+            Err(e) => {
+                warn_ratelimited!(
+                    "{}: cannot observe its MACsec offload ({:?}): its SecYs are unknown\n",
+                    dev.name(),
+                    e
+                );
+                false
+            }
+        }
+    }
+
+    /// `dev` is being unregistered or leaves its namespace, in an update
+    /// of a notifier's `NETDEV_UNREGISTER`: its interposer, if any, comes
+    /// off.
+    pub(crate) fn unregistered(&mut self, rtnl: &Rtnl, dev: &NetDevice, fx: &mut Deferred) {
+        if let Some(i) = self.lowers.remove(&key(dev)) {
+            // SAFETY: this is the device's own UNREGISTER.
+            unsafe { fx.restore(rtnl, i) };
+        }
+    }
+
+    /// Keeps the interposers [`Deferred::apply`] handed back, with the
+    /// state locked: each stays installed, and recorded, until its device
+    /// goes away, or failing that until unload
+    /// (`interposer::restore_all`).
+    pub(crate) fn keep(&mut self, left: Deferred) {
+        for installed in left.restore.into_iter() {
+            if let Err(i) = self.record(installed) {
+                pr_err!("interposer dropped under RTNL: kept until unload\n");
+                i.leave();
+            }
+        }
+    }
 }
 
 /// Interposers to take off once the state is unlocked.
@@ -116,98 +176,40 @@ impl Deferred {
         }
     }
 
-    /// Takes the interposers off, in `locks`' context.
-    pub(crate) fn apply(self, bridge: &Bridge, locks: &mut Locks<'_, '_>) {
-        for installed in self.restore.into_iter() {
-            match locks {
-                Locks::Own(rtnl) => installed.restore(rtnl),
-                // SAFETY: only the notifier for the interposed device itself
-                // (its registration failing to be recorded, or its
-                // unregistration) queues a restore (`Deferred::restore`).
-                Locks::Event(rtnl, _) => unsafe { installed.restore_unlocked(rtnl) },
-                // Observers never queue one; were one queued, it stays
-                // installed, and recorded, until the device goes away, or
-                // failing that until unload (`interposer::restore_all`).
-                Locks::Observer(..) => {
-                    if let Err(i) = bridge.state.lock().offload.record(installed) {
-                        pr_err!("interposer dropped under RTNL: kept until unload\n");
-                        i.leave();
-                    }
+    /// Takes the interposers off, in `locks`' context; hands back those
+    /// it may not take off there, for [`Devices::keep`].
+    pub(crate) fn apply(self, locks: &mut Locks<'_, '_>) -> Option<Deferred> {
+        match locks {
+            Locks::Own(rtnl) => {
+                for installed in self.restore.into_iter() {
+                    installed.restore(rtnl);
                 }
             }
-        }
-    }
-}
-
-/// `dev` appeared, in an update of a notifier's `NETDEV_REGISTER`: its
-/// `macsec_ops`, if it has any, are interposed.
-pub(crate) fn registered(
-    this: &Arc<Bridge>,
-    rtnl: &Rtnl,
-    dev: &NetDevice,
-    st: &mut State,
-    fx: &mut Effects,
-) {
-    match Interposer::install(rtnl, dev, this.clone()) {
-        Ok(i) => {
-            if let Err(i) = st.offload.record(i) {
-                warn_ratelimited!("{}: out of memory, offload not observed\n", dev.name());
-                // SAFETY: this is the device's own REGISTER, and its table
-                // was installed just now.
-                unsafe { fx.offload.restore(rtnl, i) };
-                lost_sight(st, rtnl, dev);
+            Locks::Event(rtnl, _) => {
+                for installed in self.restore.into_iter() {
+                    // SAFETY: only the notifier for the interposed device
+                    // itself (its registration failing to be recorded, or
+                    // its unregistration) queues a restore
+                    // (`Deferred::restore`).
+                    unsafe { installed.restore_unlocked(rtnl) };
+                }
             }
+            // Observers never queue one; were one queued, it is handed back
+            // to be kept (`Devices::keep`).
+            Locks::Observer(..) if !self.restore.is_empty() => return Some(self),
+            Locks::Observer(..) => {}
         }
-        Err(e) if e == EOPNOTSUPP => {}
-        Err(e) => {
-            warn_ratelimited!(
-                "{}: cannot observe its MACsec offload ({:?}): its SecYs are unknown\n",
-                dev.name(),
-                e
-            );
-            lost_sight(st, rtnl, dev);
-        }
-    }
-}
-
-/// `dev` is being unregistered or leaves its namespace, in an update of a
-/// notifier's `NETDEV_UNREGISTER`: its interposer, if any, comes off.
-pub(crate) fn unregistered(rtnl: &Rtnl, dev: &NetDevice, st: &mut State, fx: &mut Effects) {
-    if let Some(i) = st.offload.lowers.remove(&key(dev)) {
-        // SAFETY: this is the device's own UNREGISTER.
-        unsafe { fx.offload.restore(rtnl, i) };
-    }
-}
-
-/// The offload operations of `dev` cannot be observed (interposing it
-/// failed at its REGISTER, after a namespace move say): every SecY stacked
-/// over it, whose operations reach its `macsec_ops` (a VLAN's forward
-/// there), is unknown from now on, and its ports claim nothing. An
-/// operation on such a SecY is seen again only once `dev` is interposed
-/// again (at a later REGISTER), and leaves it unsettled until one settles
-/// it (see [`lockstep::learn`]). O(S) SecYs, on a failure.
-///
-/// [`lockstep::learn`]: crate::lockstep::learn
-fn lost_sight(st: &mut State, rtnl: &Rtnl, dev: &NetDevice) {
-    let State { ports, secys, .. } = st;
-    for (&d, s) in secys.iter_mut() {
-        if !stacked_over(rtnl, &s.dev, dev) {
-            continue;
-        }
-        s.known = Knowledge::Unknown;
-        ports.of_secy(d, s.lower.as_deref().map(key), |e| {
-            e.port.observe(Knowledge::Unknown);
-        });
+        None
     }
 }
 
 /// No registration: the interposers are put on devices as their
 /// notifier sees them.
-pub(crate) struct Source;
+pub(crate) struct Source<T: Observer>(PhantomData<T>);
 
-impl Source {
-    pub(crate) fn register(_bridge: &Arc<Bridge>) -> Result<Source> {
-        Ok(Source)
+impl<T: Observer> Source<T> {
+    pub(crate) fn register(_observer: T) -> Result<Source<T>> {
+        Ok(Source(PhantomData))
     }
 
     /// The bridge has shut down, under RTNL the module's exit took: every

@@ -292,6 +292,8 @@ impl Bridge {
             let _ = workqueue::system()
                 .enqueue_delayed(self.revalidate.clone(), msecs_to_jiffies(REVALIDATE_MS));
         }
-        fx.offload.apply(self, locks);
+        if let Some(left) = fx.offload.apply(locks) {
+            self.state.lock().offload.keep(left);
+        }
     }
 }
