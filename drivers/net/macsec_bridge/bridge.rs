@@ -60,7 +60,7 @@
 //!   [`with`].
 //!
 //! [`PortEntry::object`]: crate::model::PortEntry::object
-//! [`REVALIDATE_MS`]: crate::work::REVALIDATE_MS
+//! [`REVALIDATE_MS`]: crate::update::REVALIDATE_MS
 //! [`Effects`]: crate::update::Effects
 //! [`Locks`]: crate::locks::Locks
 //! [`relate`]: crate::secy::relate

@@ -47,7 +47,7 @@ pub(crate) struct Ports {
     /// exhaustion stopped, a device that `ib_device_set_netdev()` moved).
     ///
     /// [`PortEntry::watched`]: crate::model::PortEntry::watched
-    /// [`REVALIDATE_MS`]: crate::work::REVALIDATE_MS
+    /// [`REVALIDATE_MS`]: crate::update::REVALIDATE_MS
     pub(crate) watched: usize,
 }
 

@@ -18,11 +18,6 @@ use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{self, DelayedWork, Work, WorkItem};
 use kernel::{impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work};
 
-/// How often, at most, a TX SA deactivated by PN exhaustion goes unseen
-/// while no one asks: the interval at which observed SecYs are read again
-/// while a port advertises offload.
-pub(crate) const REVALIDATE_MS: u32 = 1000;
-
 /// The deferred writer of feature bits: a work item that takes RTNL and
 /// each device's instance lock itself.
 #[pin_data]
@@ -67,6 +62,8 @@ impl WorkItem for Deferred {
 
 /// Reads the observed SecYs again every [`REVALIDATE_MS`] while a port
 /// advertises offload: a work item that takes RTNL.
+///
+/// [`REVALIDATE_MS`]: crate::update::REVALIDATE_MS
 #[pin_data]
 pub(crate) struct Revalidate {
     #[pin]
