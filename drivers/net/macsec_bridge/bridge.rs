@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The bridge: what the module knows, what each port advertises, and
-//! every path that changes either. This file holds the bridge itself and
-//! the map; the rooms below hold the rest.
+//! every path that changes either. This file holds the bridge itself, the
+//! work items it owns, and the map; the rooms below hold the rest.
 //!
 //! Three sources feed the [`State`], all under RTNL: every offloaded
 //! operation (the only synchronous view of an offloaded SecY), announced
@@ -54,7 +54,8 @@
 //!   it applies them with.
 //! - `events.rs`: what each notifier event, offload operation, RDMA
 //!   device and request does to the state.
-//! - `work.rs`: the work items that take RTNL later.
+//! - `work.rs`: what the bridge's work items do when they run, taking
+//!   RTNL later.
 //! - `wire.rs` (below the core): the family's messages; `netlink.rs`
 //!   (above it): the family's requests, which reach the bridge through
 //!   [`with`].
@@ -65,17 +66,19 @@
 //! [`Locks`]: crate::locks::Locks
 //! [`relate`]: crate::secy::relate
 
+use crate::bindings;
+use crate::model::RdmaDev;
 use crate::net::netlink::Family;
 use crate::rdma;
 use crate::roce::DeviceExt;
 use crate::state::State;
-use crate::work::{Deferred, GidEvents, GidWork, Revalidate};
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 use kernel::sync::{Arc, Mutex};
 use kernel::time::{ClockSource, Monotonic};
+use kernel::workqueue::{DelayedWork, Work};
+use kernel::{impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work};
 
 /// The bridge.
 #[pin_data]
@@ -186,4 +189,165 @@ impl Bridge {
     pub(crate) fn counts(&self) -> (usize, usize) {
         self.state.lock().counts()
     }
+
+    /// Waits for a re-read of GIDs, queued or running, to finish. Called
+    /// without RTNL, which it takes, once no device's handler is left to
+    /// queue it again.
+    pub(crate) fn flush_gids(&self) {
+        // SAFETY: the work item is valid and initialised (it lives in an
+        // `Arc` that `self` holds), and `flush_work` may sleep: the caller
+        // is in process context without RTNL.
+        unsafe { bindings::flush_work(Work::raw_get(&self.gid_work.work)) };
+    }
+
+    /// Waits for a deferred feature write, queued or running, to finish.
+    /// Called without RTNL, which the writer takes.
+    pub(crate) fn flush_deferred(&self) {
+        // SAFETY: the work item is valid and initialised (it lives in an
+        // `Arc` that `self` holds), and `flush_work` may sleep: the caller
+        // is in process context without RTNL.
+        unsafe { bindings::flush_work(Work::raw_get(&self.deferred.work)) };
+    }
+
+    /// Runs a queued periodic re-read now and waits for it, or for one
+    /// that is running. Called without RTNL, which the re-read takes, once
+    /// the bridge is closed: the run finds no port and queues itself no
+    /// more. (Flushed, not cancelled: a queued item holds a reference to
+    /// its `Arc` that only its run gives back.)
+    pub(crate) fn flush_revalidate(&self) {
+        let dwork: *const DelayedWork<Revalidate> = &self.revalidate.work;
+        // SAFETY: `dwork` is a valid, initialised delayed work item (it
+        // lives in an `Arc` that `self` holds), so its `work_struct` is the
+        // `work` of a `delayed_work`; the caller is in process context
+        // without RTNL, as the wait for a running re-read needs.
+        unsafe {
+            let work = Work::raw_get(DelayedWork::raw_as_work(dwork));
+            bindings::flush_delayed_work(kernel::container_of!(work, bindings::delayed_work, work));
+        }
+    }
 }
+
+/// The deferred writer of feature bits: a work item that takes RTNL and
+/// each device's instance lock itself.
+#[pin_data]
+pub(crate) struct Deferred {
+    #[pin]
+    work: Work<Deferred>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Deferred { self.work }
+}
+
+impl Deferred {
+    /// The writer, idle.
+    pub(crate) fn new() -> Result<Arc<Deferred>> {
+        Arc::pin_init(
+            pin_init!(Deferred {
+                work <- new_work!("macsec_bridge:deferred"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+}
+
+/// Reads the observed SecYs again every [`REVALIDATE_MS`] while a port
+/// advertises offload: a work item that takes RTNL.
+///
+/// [`REVALIDATE_MS`]: crate::update::REVALIDATE_MS
+#[pin_data]
+pub(crate) struct Revalidate {
+    #[pin]
+    work: DelayedWork<Revalidate>,
+}
+
+impl_has_delayed_work! {
+    impl HasDelayedWork<Self> for Revalidate { self.work }
+}
+
+impl Revalidate {
+    /// The re-read, not queued.
+    pub(crate) fn new() -> Result<Arc<Revalidate>> {
+        Arc::pin_init(
+            pin_init!(Revalidate {
+                work <- new_delayed_work!("macsec_bridge:revalidate"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+}
+
+/// Reads the GIDs of the ports whose GID tables changed: a work item that
+/// takes RTNL. The RDMA core tells of a change with its table's mutex held,
+/// and sometimes RTNL ([`rdma::Events::gid_change`]), so the handler only
+/// notes the device and queues this.
+#[pin_data]
+pub(crate) struct GidWork {
+    #[pin]
+    work: Work<GidWork>,
+    /// The devices whose tables changed since the work last took them. A
+    /// leaf lock: taken by the event handler (under the table's mutex and
+    /// the device's event rwsem, sometimes RTNL) and by the work before it
+    /// takes RTNL.
+    #[pin]
+    changed: Mutex<GidChanges>,
+}
+
+/// The RDMA devices whose GID tables changed, by identity.
+pub(crate) struct GidChanges {
+    ids: KVec<usize>,
+    /// A change could not be noted (no memory): every port is read again.
+    all: bool,
+}
+
+impl GidChanges {
+    const fn new() -> GidChanges {
+        GidChanges {
+            ids: KVec::new(),
+            all: false,
+        }
+    }
+
+    /// Notes that device `id`'s table changed.
+    fn note(&mut self, id: usize) {
+        if !self.all && !self.ids.contains(&id) && self.ids.push(id, GFP_KERNEL).is_err() {
+            self.all = true;
+        }
+    }
+
+    /// Whether the GID tables of RDMA device `r` changed.
+    pub(crate) fn has(&self, r: &RdmaDev) -> bool {
+        self.all || self.ids.contains(&r.id)
+    }
+}
+
+impl_has_work! {
+    impl HasWork<Self> for GidWork { self.work }
+}
+
+impl GidWork {
+    /// The re-read of GIDs, with no change noted.
+    pub(crate) fn new() -> Result<Arc<GidWork>> {
+        Arc::pin_init(
+            pin_init!(GidWork {
+                work <- new_work!("macsec_bridge:gids"),
+                changed <- new_mutex!(GidChanges::new(), "macsec_bridge:gid_changes"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Notes that the table of the device whose identity is `id` changed.
+    pub(crate) fn note(&self, id: usize) {
+        self.changed.lock().note(id);
+    }
+
+    /// Takes the changes noted so far; a change noted after this queues
+    /// the work again.
+    pub(crate) fn take(&self) -> GidChanges {
+        core::mem::replace(&mut *self.changed.lock(), GidChanges::new())
+    }
+}
+
+/// The RDMA core's events, for the bridge.
+pub(crate) struct GidEvents;

@@ -443,7 +443,7 @@ fn a_gid_around_the_secy_claims_only_part() {
             ((Protection::None, Some(Reason::Partial)), vec![0]),
             "bound {bound}"
         );
-        <work::GidEvents as crate::rdma::Events>::gid_change(r, 1);
+        <bridge::GidEvents as crate::rdma::Events>::gid_change(r, 1);
         w.gid_on(None);
         assert_eq!(verdict(&w), whole, "bound {bound}");
         w.unload();

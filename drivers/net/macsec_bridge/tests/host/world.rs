@@ -6,7 +6,7 @@
 //! accepts or fails each operation, the RDMA core, and module load and
 //! unload as `macsec_bridge_main.rs` does them. See `tests/bridge.rs`.
 
-use crate::bridge::Bridge;
+use crate::bridge::{Bridge, GidEvents};
 use crate::events::Events;
 use crate::host::{self, Note, Rec};
 use crate::lockstep::{Protection, Reason};
@@ -22,7 +22,6 @@ use crate::rdma;
 use crate::roce::DeviceExt;
 use crate::str::CStr;
 use crate::sync::Arc;
-use crate::work::GidEvents;
 use crate::workqueue;
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::Entry;
