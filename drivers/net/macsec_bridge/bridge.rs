@@ -40,25 +40,37 @@
 //! changes an ops-locked port) is left to a work item, which takes both
 //! locks and brings every port's bit to what the state says.
 //!
-//! The rooms, each changing only what it says:
+//! The rooms are layers, each changing only what it says. A file uses
+//! (`use crate::`) only files of the layers below its own and those
+//! before it on its own line; no event source uses another:
 //!
-//! - `model.rs`: ports, SecYs, relations, owners, GIDs and the object a
-//!   port publishes: plain data.
-//! - `state.rs`: the [`State`] that keeps them, its indexes, and what
-//!   readers borrow from it.
-//! - `secy.rs`: what a SecY is as the kernel shows it (an operation's
-//!   snapshot, a re-read) and which SecY a port follows ([`relate`]).
-//! - `gids.rs`: where a port's RoCE leaves and which GIDs it lists.
-//! - `update.rs`: the transaction (update, [`Bridge::finish`],
-//!   [`Bridge::apply`]) with its [`Effects`]; `locks.rs`: the [`Locks`]
-//!   it applies them with.
-//! - `events.rs`: what each notifier event, offload operation, RDMA
-//!   device and request does to the state.
-//! - `work.rs`: what the bridge's work items do when they run, taking
-//!   RTNL later.
-//! - `wire.rs` (below the core): the family's messages; `netlink.rs`
-//!   (above it): the family's requests, which reach the bridge through
-//!   [`with`].
+//! 1. Types and leaves: `lockstep.rs` (the state machine), `index.rs`
+//!    (the state's hash tables), `trace.rs` (the trace events),
+//!    `interposer.rs` (the `macsec_ops` interposer, in the compat build
+//!    only), `locks.rs` (the [`Locks`] an update holds), `model.rs`
+//!    (ports, SecYs, relations, owners, GIDs and the object a port
+//!    publishes: plain data), `wire.rs` (the family's messages).
+//! 2. State: `platform.rs` (what the kernel gives the module; on a kernel
+//!    without the series, `platform_compat.rs` in its place), then
+//!    `state.rs`: the [`State`] that keeps the model, its indexes, and
+//!    what readers borrow from it.
+//! 3. Kernel readers: `roce.rs` (what the module reads of the RDMA core),
+//!    then `gids.rs` (where a port's RoCE leaves and which GIDs it lists),
+//!    then `secy.rs` (what a SecY is as the kernel shows it: an
+//!    operation's snapshot, a re-read; and which SecY a port follows:
+//!    [`relate`]).
+//! 4. Transaction: this file, then `update.rs` (the update,
+//!    [`Bridge::finish`] and [`Bridge::apply`], with its [`Effects`]).
+//! 5. Event sources: `events.rs` (what each notifier event, offload
+//!    operation, RDMA device and request does to the state), `work.rs`
+//!    (what the work items do when they run, taking RTNL later),
+//!    `ports.rs` (the RDMA client), `netlink.rs` (the family's requests,
+//!    which reach the bridge through [`with`]).
+//! 6. Module: `macsec_bridge_main.rs`, which declares and registers them.
+//!
+//! Layer 4 (transaction), below `update.rs`. Owns: the [`Bridge`], its
+//! work items and GID event handlers, and where it is published
+//! ([`with`]). May use: layers 1-3 (`model`, `state`, `roce`).
 //!
 //! [`PortEntry::object`]: crate::model::PortEntry::object
 //! [`REVALIDATE_MS`]: crate::update::REVALIDATE_MS

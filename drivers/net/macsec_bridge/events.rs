@@ -5,6 +5,11 @@
 //! core's offload notifier), the RDMA client's devices, and the family's
 //! requests.
 //! Each runs one update ([`Bridge::update`]); none touches a device itself.
+//!
+//! Layer 5 (event sources). Owns: the bridge's offload [`Observer`] and the
+//! netdevice notifier's [`Events`]. May use: layers 1-4 (`lockstep`,
+//! `locks`, `model`, `trace`, `wire`, `state`, `roce`, `gids`, `secy`,
+//! `bridge`, `update`); no other event source.
 
 use crate::bridge::Bridge;
 use crate::locks::Locks;

@@ -4,6 +4,9 @@
 //! GID tables say, and which GIDs its object lists. Reads the tables
 //! under the state's mutex; changes only the port it is given, and the
 //! ports of an RDMA device that goes away.
+//!
+//! Layer 3 (kernel readers), above `roce.rs`. Owns nothing. May use: layers
+//! 1-2 (`lockstep`, `model`, `state`) and `roce`.
 
 use crate::lockstep::{Knowledge, Offload, Scope};
 use crate::model::{key, Gid, PortEntry, Reach, Relation, MAX_GIDS};

@@ -23,6 +23,9 @@
 //! Each table counts the slots its operations examine ([`Index::probes`]):
 //! its work in a unit that no machine's speed changes, which the
 //! `macsec_bridge_update` trace event reports per update.
+//!
+//! Layer 1 (types and leaves). Owns: the table ([`Index`]). May use:
+//! nothing of the driver.
 
 use core::cell::Cell;
 use kernel::alloc::{Flags, KVVec};

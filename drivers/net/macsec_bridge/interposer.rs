@@ -37,6 +37,9 @@
 //!
 //! Owns: the registry of interposed devices and their tables. Touches:
 //! `dev->macsec_ops` of the devices it is installed on, nothing else.
+//!
+//! Layer 1 (types and leaves), built only with `platform_compat.rs`. May
+//! use: nothing of the driver.
 
 use crate::bindings;
 use crate::net::{

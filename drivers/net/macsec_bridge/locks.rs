@@ -3,7 +3,10 @@
 //! The lock context of an update: what its caller holds (RTNL it took, a
 //! netdevice notifier's, an offload operation's observer's), hence how a
 //! port's feature bit may be written and what the platform put on a device
-//! undone. Owns nothing; writes only `NETIF_F_HW_MACSEC`, when asked.
+//! undone.
+//!
+//! Layer 1 (types and leaves). Owns: [`Locks`]; writes only
+//! `NETIF_F_HW_MACSEC`, when asked. May use: nothing of the driver.
 
 use crate::net::device::NetDevice;
 use crate::net::macsec::Mdo;

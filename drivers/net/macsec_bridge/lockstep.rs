@@ -20,6 +20,10 @@
 //! - *Liveness*: after every operation or observed event the advertised
 //!   state equals the evaluation of what is known.
 //! - Every change of the advertised state bumps the generation by one.
+//!
+//! Layer 1 (types and leaves). Owns: what is known of a SecY
+//! ([`Knowledge`]), the operations ([`Op`]) and each port's state machine
+//! ([`Port`]). May use: nothing of the driver.
 
 /// How strongly a port's egress is protected.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -7,6 +7,9 @@
 //! `NETIF_F_HW_MACSEC` and the `macsec_bridge` generic netlink family's
 //! per-port object in lockstep with the real, offloaded SecY state. See
 //! `Documentation/networking/macsec_bridge.rst`.
+//!
+//! Layer 6 (module): declares every file, and registers and unregisters the
+//! event sources in order. May use: every layer.
 
 use crate::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;

@@ -3,6 +3,9 @@
 //! The model: ports, SecYs, relations, owners, GIDs, and the object a port
 //! publishes. Plain data and what follows from it alone; the state
 //! ([`crate::state`]) keeps these, the core's rooms change them.
+//!
+//! Layer 1 (types and leaves). Owns: those types, and how the state grows
+//! ([`GROW`]). May use: layer 1 (`index`, `lockstep`).
 
 use crate::index::Index;
 use crate::lockstep::{Knowledge, Offload, Port, Verdict};

@@ -3,6 +3,10 @@
 //! The `macsec_bridge` generic netlink family and its requests: above the
 //! core, which they reach through [`bridge::with`]. What goes on the wire
 //! is `wire.rs`'s.
+//!
+//! Layer 5 (event sources). Owns: the family ([`FAMILY`]) and its requests.
+//! May use: layers 1-4 (`model`, `trace`, `wire`, `bridge`); no other event
+//! source.
 
 use crate::bridge;
 use crate::model::{BindError, Object, Reader};

@@ -12,6 +12,9 @@
 //! have nothing to do.
 //!
 //! Owns: the offload notifier's registration. Touches: nothing else.
+//!
+//! Layer 2 (state), below `state.rs`, which keeps its [`Devices`]. May use:
+//! layer 1 (`locks`).
 
 use crate::locks::Locks;
 use crate::net::device::NetDevice;

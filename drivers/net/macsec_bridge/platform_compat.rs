@@ -17,6 +17,9 @@
 //! interpose it reports to its caller, which forgets what is known of the
 //! SecYs over it ([`lost_sight`]).
 //!
+//! Layer 2 (state), below `state.rs`, which keeps its [`Devices`]. May use:
+//! layer 1 (`index`, `interposer`, `locks`, `model`).
+//!
 //! [`lost_sight`]: crate::secy::lost_sight
 
 use crate::index::Index;

@@ -6,6 +6,9 @@
 //! of ours, so the client takes RTNL itself and reaches the bridge through
 //! [`bridge::with`]. It also follows each device's GID tables, outside RTNL
 //! (see [`bridge::Bridge::follow_gids`]).
+//!
+//! Layer 5 (event sources). Owns: the client ([`RdmaPorts`]). May use: layer
+//! 4 (`bridge`); no other event source.
 
 use crate::bridge;
 use crate::net::rtnl::Rtnl;

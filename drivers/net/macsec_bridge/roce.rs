@@ -5,6 +5,9 @@
 //!
 //! Owns nothing; reads devices, their GID tables and the entries'
 //! netdevs (under RCU), and a VLAN's real device.
+//!
+//! Layer 3 (kernel readers), the first of them. May use: layer 2
+//! (`platform`).
 
 use crate::net::device::NetDevice;
 use crate::platform;

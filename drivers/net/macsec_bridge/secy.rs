@@ -4,6 +4,9 @@
 //! before any operation, an operation's snapshot, the periodic re-read;
 //! and which SecY each port follows ([`relate`]). Changes what is known
 //! of SecYs, and the ports that follow them.
+//!
+//! Layer 3 (kernel readers), above `gids.rs`. Owns nothing. May use: layers
+//! 1-2 (`index`, `lockstep`, `model`, `platform`, `state`) and `gids`.
 
 use crate::gids::{rdma_moved, read_reach};
 use crate::index::Index;

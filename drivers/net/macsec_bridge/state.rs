@@ -3,6 +3,10 @@
 //! The state: every port and SecY the module tracks, and the indexes that
 //! make an update cost what it touches. Only the core's rooms change it,
 //! under RTNL and its mutex; readers borrow published objects from it.
+//!
+//! Layer 2 (state), above the platform. Owns: the [`State`] and its
+//! [`Ports`]. May use: layer 1 (`index`, `lockstep`, `model`, `trace`) and
+//! `platform`.
 
 use crate::index::Index;
 use crate::lockstep::Knowledge;

@@ -5,6 +5,10 @@
 //! `TRACE_EVENT` is a C macro, and the kernel crate's `declare_trace!` only
 //! reaches tracepoints that the kernel's own bindings declare, so the
 //! events live in `trace.c` behind plain functions.
+//!
+//! Layer 1 (types and leaves). Owns: the events' arguments ([`Cause`],
+//! [`Work`]) and the timing of an update ([`Span`]). May use: nothing of the
+//! driver.
 
 use kernel::ffi::c_int;
 use kernel::time::{ClockSource, Monotonic};

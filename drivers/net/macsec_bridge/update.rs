@@ -5,6 +5,11 @@
 //! [`Effects`]), unlock, [`Bridge::apply`] them with the [`Locks`] the
 //! context holds. Owns the effects; touches only the state it is given
 //! and the ports' feature bits.
+//!
+//! Layer 4 (transaction), above `bridge.rs`, whose methods it adds. Owns
+//! also the period of the re-read ([`REVALIDATE_MS`]). May use: layers 1-3
+//! (`locks`, `model`, `trace`, `wire`, `platform`, `state`, `gids`, `secy`)
+//! and `bridge`.
 
 use crate::bridge::Bridge;
 use crate::locks::Locks;

@@ -7,6 +7,9 @@
 //! Based on: `Documentation/netlink/specs/macsec_bridge.yaml` (the values
 //! below are those of `include/uapi/linux/macsec_bridge.h`, generated from
 //! it; a selftest checks the two against each other through `ynl`).
+//!
+//! Layer 1 (types and leaves). Owns: the family's numbers and how an object
+//! is written. May use: layer 1 (`lockstep`, `model`).
 
 use crate::lockstep::{Protection, Reason};
 use crate::model::{Object, Owner, Reader, Relation};
