@@ -7,12 +7,9 @@
 # no two files of a layer use each other in a cycle, and no event source
 # (layer 5) uses another. A file that states no layer fails too.
 #
-#   scripts/layers.sh [DIR]    (DIR: drivers/net/macsec_bridge)
-#
-# Not part of make check: every script in scripts/tests/ is one, listed
-# in scripts/inventory (this one would be GUEST host, TEST layers).
+#   scripts/tests/layers.sh [DIR]    (DIR: drivers/net/macsec_bridge)
 set -uo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 exec python3 - "${1:-$top/drivers/net/macsec_bridge}" <<'PY'
 import os, re, sys
 
