@@ -7,6 +7,11 @@
 # no two files of a layer use each other in a cycle, and no event source
 # (layer 5) uses another. A file that states no layer fails too.
 #
+# It reads names, as `use` writes them: an inherent method of a type
+# defined above (the Bridge's handlers in events.rs), a trait's
+# implementation (a work item's WorkItem) or a macro of the crate root
+# is not a name and goes unseen; bridge.rs says where the driver has them.
+#
 #   scripts/tests/layers.sh [DIR]    (DIR: drivers/net/macsec_bridge)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)

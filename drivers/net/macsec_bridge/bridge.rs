@@ -40,9 +40,9 @@
 //! changes an ops-locked port) is left to a work item, which takes both
 //! locks and brings every port's bit to what the state says.
 //!
-//! The rooms are layers, each changing only what it says. A file uses
-//! (`use crate::`) only files of the layers below its own and those
-//! before it on its own line; no event source uses another:
+//! The rooms are layers, each changing only what it says. A file names
+//! (`use crate::`, `crate::x::`) only files of the layers below its own
+//! and those before it on its own line; no event source names another:
 //!
 //! 1. Types and leaves: `lockstep.rs` (the state machine), `index.rs`
 //!    (the state's hash tables), `trace.rs` (the trace events),
@@ -68,9 +68,17 @@
 //!    which reach the bridge through [`with`]).
 //! 6. Module: `macsec_bridge_main.rs`, which declares and registers them.
 //!
+//! What names do not show, the compiler still ties: the `Bridge`'s
+//! methods are inherent, so the handlers `events.rs` defines on it
+//! (`rdma_add`, `rdma_remove`, `rdma_rename`, `bind`, `unbind`,
+//! `shutdown`) are what `ports.rs` and `netlink.rs` call to run their
+//! updates; the work items this file holds and `update.rs` queues run
+//! through the `WorkItem` implementations of `work.rs`; and
+//! `warn_ratelimited!` is the crate root's.
+//!
 //! Layer 4 (transaction), below `update.rs`. Owns: the [`Bridge`], its
-//! work items and GID event handlers, and where it is published
-//! ([`with`]). May use: layers 1-3 (`model`, `state`, `roce`).
+//! work items (their types, and waiting for them) and where it is
+//! published ([`with`]). May use: layers 1-3 (`model`, `state`, `roce`).
 //!
 //! [`PortEntry::object`]: crate::model::PortEntry::object
 //! [`REVALIDATE_MS`]: crate::update::REVALIDATE_MS

@@ -6,8 +6,11 @@
 //! requests.
 //! Each runs one update ([`Bridge::update`]); none touches a device itself.
 //!
-//! Layer 5 (event sources). Owns: the bridge's offload [`Observer`] and the
-//! netdevice notifier's [`Events`]. May use: layers 1-4 (`lockstep`,
+//! Layer 5 (event sources). Owns: the bridge's offload [`Observer`], the
+//! netdevice notifier's [`Events`], and the `Bridge`'s handlers of the
+//! RDMA client's devices and of the family's requests (`rdma_add`,
+//! `rdma_remove`, `rdma_rename`, `bind`, `unbind`, `shutdown`), which
+//! `ports.rs`, `netlink.rs` and the module call. May use: layers 1-4 (`lockstep`,
 //! `locks`, `model`, `trace`, `wire`, `state`, `roce`, `gids`, `secy`,
 //! `bridge`, `update`); no other event source.
 

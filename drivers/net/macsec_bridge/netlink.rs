@@ -5,8 +5,9 @@
 //! is `wire.rs`'s.
 //!
 //! Layer 5 (event sources). Owns: the family ([`FAMILY`]) and its requests.
-//! May use: layers 1-4 (`model`, `trace`, `wire`, `bridge`); no other event
-//! source.
+//! May use: layers 1-4 (`model`, `trace`, `wire`, `bridge`), and the
+//! handlers `events.rs` defines on the `Bridge` (`bind`, `unbind`); no
+//! other event source's names.
 
 use crate::bridge;
 use crate::model::{BindError, Object, Reader};

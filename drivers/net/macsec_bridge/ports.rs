@@ -8,7 +8,9 @@
 //! (see [`bridge::Bridge::follow_gids`]).
 //!
 //! Layer 5 (event sources). Owns: the client ([`RdmaPorts`]). May use: layer
-//! 4 (`bridge`); no other event source.
+//! 4 (`bridge`), and the handlers `events.rs` defines on the `Bridge`
+//! (`rdma_add`, `rdma_remove`, `rdma_rename`); no other event source's
+//! names.
 
 use crate::bridge;
 use crate::net::rtnl::Rtnl;

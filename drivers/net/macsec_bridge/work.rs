@@ -6,9 +6,10 @@
 //! an update. The items themselves are the bridge's (`bridge.rs`), which
 //! holds and flushes them.
 //!
-//! Layer 5 (event sources). Owns: the items' runs and the GID event handler
-//! ([`GidEvents`]). May use: layers 1-4 (`locks`, `trace`, `state`, `roce`,
-//! `bridge`); no other event source.
+//! Layer 5 (event sources). Owns: the items' runs (`WorkItem`) and what the
+//! GID event handler ([`GidEvents`], the bridge's) does. May use: layers
+//! 1-4 (`locks`, `trace`, `state`, `roce`, `bridge`); no other event
+//! source.
 
 use crate::bridge::{with, Deferred, GidEvents, GidWork, Revalidate};
 use crate::locks::Locks;
