@@ -73,13 +73,16 @@ user_patch() {
 # the subject of each of its patches matches (an ERE), so that a patch
 # added before a set's end cannot shift its neighbours into the wrong
 # tree unnoticed. The fixes go to net; dev->ifindex's marked store,
-# which fixes no reported bug, to net-next; RXE's to rdma; and the
-# notifier with the Rust abstractions and their user to net-next as an
-# RFC: it asks netdev a question (its cover letter's "The question").
+# which fixes no reported bug, to net-next; RXE's to rdma; the work
+# items' flush, a kernel crate addition of its own, to the Rust
+# workqueue API's maintainers; and the notifier with the Rust
+# abstractions and their user to net-next as an RFC: it asks netdev a
+# question (its cover letter's "The question").
 SETS=("1-net|PATCH net|4|^net: macsec: "
 	"2-net-next|PATCH net-next|1|^net: "
 	"3-rdma|PATCH rdma-rc|1|^RDMA/rxe: "
-	"4-rfc|RFC PATCH net-next||.")
+	"4-workqueue|PATCH|1|^rust: workqueue: "
+	"5-rfc|RFC PATCH net-next||.")
 
 # Every patch of every set, in the order they apply, without the cover
 # letters (0000-cover-letter.patch: they apply nothing).

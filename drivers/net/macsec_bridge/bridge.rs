@@ -86,19 +86,20 @@
 //! [`Locks`]: crate::locks::Locks
 //! [`relate`]: crate::secy::relate
 
-use crate::bindings;
 use crate::model::RdmaDev;
 use crate::net::netlink::Family;
 use crate::rdma;
 use crate::roce::DeviceExt;
 use crate::state::State;
+use crate::workqueue::{
+    impl_has_delayed_work, impl_has_work, new_delayed_work, new_work, DelayedWork, Work,
+};
 use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 use kernel::sync::{Arc, Mutex};
 use kernel::time::{ClockSource, Monotonic};
-use kernel::workqueue::{DelayedWork, Work};
-use kernel::{impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work};
 
 /// The bridge.
 #[pin_data]
@@ -214,19 +215,13 @@ impl Bridge {
     /// without RTNL, which it takes, once no device's handler is left to
     /// queue it again.
     pub(crate) fn flush_gids(&self) {
-        // SAFETY: the work item is valid and initialised (it lives in an
-        // `Arc` that `self` holds), and `flush_work` may sleep: the caller
-        // is in process context without RTNL.
-        unsafe { bindings::flush_work(Work::raw_get(&self.gid_work.work)) };
+        self.gid_work.work.flush();
     }
 
     /// Waits for a deferred feature write, queued or running, to finish.
     /// Called without RTNL, which the writer takes.
     pub(crate) fn flush_deferred(&self) {
-        // SAFETY: the work item is valid and initialised (it lives in an
-        // `Arc` that `self` holds), and `flush_work` may sleep: the caller
-        // is in process context without RTNL.
-        unsafe { bindings::flush_work(Work::raw_get(&self.deferred.work)) };
+        self.deferred.work.flush();
     }
 
     /// Runs a queued periodic re-read now and waits for it, or for one
@@ -235,15 +230,7 @@ impl Bridge {
     /// more. (Flushed, not cancelled: a queued item holds a reference to
     /// its `Arc` that only its run gives back.)
     pub(crate) fn flush_revalidate(&self) {
-        let dwork: *const DelayedWork<Revalidate> = &self.revalidate.work;
-        // SAFETY: `dwork` is a valid, initialised delayed work item (it
-        // lives in an `Arc` that `self` holds), so its `work_struct` is the
-        // `work` of a `delayed_work`; the caller is in process context
-        // without RTNL, as the wait for a running re-read needs.
-        unsafe {
-            let work = Work::raw_get(DelayedWork::raw_as_work(dwork));
-            bindings::flush_delayed_work(kernel::container_of!(work, bindings::delayed_work, work));
-        }
+        self.revalidate.work.flush();
     }
 }
 

@@ -15,7 +15,7 @@ use crate::net::{notifier, rtnl::Rtnl};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::time::{Instant, Monotonic};
-use kernel::{bindings, net, rdma};
+use kernel::{net, rdma, workqueue};
 
 /// `pr_warn!`, as often as the networking stack's limit allows (C's
 /// `net_warn_ratelimited()`). Every warning an event can print goes

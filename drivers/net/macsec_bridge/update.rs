@@ -20,12 +20,12 @@ use crate::net::netlink::{GenlMsg, NetlinkSkBuff, GENLMSG_DEFAULT_SIZE};
 use crate::net::rtnl::{Rtnl, RtnlGuard};
 use crate::state::{heapsort, State};
 use crate::trace::{self, Cause};
+use crate::workqueue;
 use crate::{gids, platform, secy, wire};
 use kernel::alloc::kvec::PushError;
 use kernel::prelude::*;
 use kernel::sync::aref::ARef;
 use kernel::time::msecs_to_jiffies;
-use kernel::workqueue;
 
 /// How often, at most, a TX SA deactivated by PN exhaustion goes unseen
 /// while no one asks: the interval at which observed SecYs are read again

@@ -18,8 +18,8 @@ use crate::rdma;
 use crate::roce::DeviceExt;
 use crate::state::{mark, Ports};
 use crate::trace::Cause;
+use crate::workqueue::{self, WorkItem};
 use kernel::sync::Arc;
-use kernel::workqueue::{self, WorkItem};
 
 impl WorkItem for Deferred {
     type Pointer = Arc<Deferred>;

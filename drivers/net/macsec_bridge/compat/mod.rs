@@ -25,6 +25,7 @@ pub fn gfp(flags: kernel::alloc::Flags) -> u32 {
 }
 
 pub mod rdma;
+pub mod workqueue;
 
 /// `kernel::net`, with the series' modules.
 pub mod net {

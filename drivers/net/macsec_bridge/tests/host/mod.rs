@@ -104,12 +104,6 @@ pub fn take_warnings() -> Vec<String> {
 pub mod bindings {
     pub use crate::net::device::NetDevice as net_device;
 
-    pub struct work_struct;
-
-    pub struct delayed_work {
-        pub work: work_struct,
-    }
-
     /// # Safety
     ///
     /// None.
@@ -123,20 +117,6 @@ pub mod bindings {
             n.set(n.get() + 1_000_000_000);
             n.get()
         })
-    }
-
-    /// # Safety
-    ///
-    /// None: the host's work items run when the test drains them.
-    pub unsafe fn flush_work(_w: *mut work_struct) -> bool {
-        false
-    }
-
-    /// # Safety
-    ///
-    /// None, as [`flush_work`].
-    pub unsafe fn flush_delayed_work(_w: *mut delayed_work) -> bool {
-        false
     }
 
     pub const netdev_cmd_NETDEV_UP: u32 = 1;
