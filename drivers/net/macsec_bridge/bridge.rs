@@ -137,7 +137,8 @@ pub(crate) fn with<R>(f: impl FnOnce(&Bridge) -> R) -> Option<R> {
     // (`publish`). `unpublish` releases it only after the RDMA client is
     // unregistered (with it every device's GID event handler) and the
     // deferred writer, the periodic re-read and the re-read of GIDs are
-    // flushed (no port or handler is left to queue them again), and the
+    // flushed (the bridge is closed, so no update queues them again, and no
+    // handler is left to queue a re-read of GIDs), and the
     // module's own reference outlives every family request (the family is
     // unregistered before `state` is dropped).
     Some(f(unsafe { &*ptr }))

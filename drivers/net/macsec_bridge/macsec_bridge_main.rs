@@ -118,8 +118,8 @@ impl Drop for MacsecBridge {
         // ignores them, as it ignores offloaded operations from now on.
         drop(self.notifier.take());
         self.offload = None;
-        // The periodic re-read no longer queues itself (no port is left);
-        // a feature write deferred before the shutdown finds nothing to do.
+        // The bridge is closed: no update queues the periodic re-read or
+        // the feature writer again, and a run of either finds nothing to do.
         // Both take RTNL, so they are waited for without it.
         self.bridge.flush_revalidate();
         self.bridge.flush_deferred();

@@ -483,6 +483,11 @@ pub trait WorkItem<const ID: u64 = 0> {
 ///
 /// This is a helper type used to associate a `work_struct` with the [`WorkItem`] that uses it.
 ///
+/// # Invariants
+///
+/// `work` is a `work_struct` initialised by [`Work::new`], in place: a `Work` is made no other
+/// way.
+///
 /// [`run`]: WorkItemPointer::run
 #[pin_data]
 #[repr(transparent)]
@@ -508,6 +513,7 @@ impl<T: ?Sized, const ID: u64> Work<T, ID> {
     where
         T: WorkItem<ID>,
     {
+        // INVARIANT: `work` is initialised here, in place, by `init_work_with_key`.
         pin_init!(Self {
             work <- Opaque::ffi_init(|slot| {
                 // SAFETY: The `WorkItemPointer` implementation promises that `run` can be used as
@@ -541,18 +547,19 @@ impl<T: ?Sized, const ID: u64> Work<T, ID> {
         unsafe { Opaque::cast_into(core::ptr::addr_of!((*ptr).work)) }
     }
 
-    /// Waits until the work item has finished running, if it is queued or
-    /// running, as C's `flush_work()`.
+    /// Waits until the work item's last queueing has finished running, as
+    /// C's `flush_work()`.
     ///
-    /// On return the item is idle, unless it was queued again meanwhile.
-    /// Returns whether it had to wait. The caller sleeps: it must not be in
-    /// atomic context, hold a lock the item's run takes, or be that run
-    /// (lockdep reports the last two).
+    /// On return the item is idle, unless it was queued again meanwhile (by
+    /// its own run, say: that queueing is not waited for). Returns whether it
+    /// had to wait. The caller sleeps: it must not be in atomic context, hold
+    /// a lock the item's run takes, or be that run (lockdep reports the last
+    /// two).
     #[inline]
     pub fn flush(&self) -> bool {
-        // SAFETY: `self.work` is a `work_struct` that `Work::new` initialised
-        // (a `Work` is only ever made by it, in place), and the borrow keeps
-        // it alive, at its address, for the whole wait.
+        // SAFETY: by the type invariants, `self.work` is an initialised
+        // `work_struct`; the borrow keeps it alive, at its address, for the
+        // whole wait, which reads it after the pool's lock is dropped too.
         unsafe { crate::compat::bindings::flush_work(self.work.get()) }
     }
 }
@@ -666,6 +673,11 @@ impl_has_work! {
 ///
 /// This is a helper type used to associate a `delayed_work` with the [`WorkItem`] that uses it.
 ///
+/// # Invariants
+///
+/// `dwork` is a `delayed_work` whose work and timer [`DelayedWork::new`] initialised, in place:
+/// a `DelayedWork` is made no other way.
+///
 /// [`run`]: WorkItemPointer::run
 #[pin_data]
 #[repr(transparent)]
@@ -696,6 +708,7 @@ impl<T: ?Sized, const ID: u64> DelayedWork<T, ID> {
     where
         T: WorkItem<ID>,
     {
+        // INVARIANT: `dwork`'s work and timer are initialised here, in place.
         pin_init!(Self {
             dwork <- Opaque::ffi_init(|slot: *mut crate::compat::bindings::delayed_work| {
                 // SAFETY: The `WorkItemPointer` implementation promises that `run` can be used as
@@ -745,20 +758,23 @@ impl<T: ?Sized, const ID: u64> DelayedWork<T, ID> {
         wrk.cast()
     }
 
-    /// Runs the work item now if its timer is pending, and waits until it
-    /// has finished running, as C's `flush_delayed_work()`.
+    /// Queues the work item at once if its timer is pending, then waits
+    /// until its last queueing has finished running, as C's
+    /// `flush_delayed_work()`.
     ///
-    /// A pending timer is cancelled and the item queued at once on the
-    /// queue it was last queued on; then this waits as [`Work::flush`], and
-    /// returns whether it had to. The same rules hold for the caller.
+    /// The timer is cancelled and the item queued, for a worker to run, on
+    /// the queue and CPU it was last queued for; then this waits as
+    /// [`Work::flush`], and returns whether it had to. The same rules hold
+    /// for the caller.
     #[inline]
     pub fn flush(&self) -> bool {
-        // SAFETY: `self.dwork` is a `delayed_work` that `DelayedWork::new`
-        // initialised (a `DelayedWork` is only ever made by it, in place),
-        // and the borrow keeps it alive, at its address, for the whole wait.
-        // A pending timer was armed by an enqueue, which set the queue it
-        // queues the item on when it fires: queueing there now asks nothing
-        // of that queue that the pending timer does not.
+        // SAFETY: by the type invariants, `self.dwork` is an initialised
+        // `delayed_work`; the borrow keeps it alive, at its address, for the
+        // whole wait. Its queue and CPU, which `DelayedWork::new` leaves
+        // unset, are read only when a pending timer was cancelled: only
+        // `Queue::enqueue_delayed` arms it, and sets them first. The item is
+        // queued where the timer would have queued it when it fired, so this
+        // asks nothing of that queue that the pending timer does not.
         unsafe { crate::compat::bindings::flush_delayed_work(self.dwork.get()) }
     }
 }
