@@ -34,6 +34,11 @@
 # The series is applied with `git am` in a scratch repository, so a patch
 # that does not apply to the pristine tree fails loudly here too.
 set -euo pipefail
+# Every git command here names its repository (-C DIR, or the current
+# directory): a scratch one it made, or this one. A caller's GIT_DIR (a
+# rebase's exec step sets it, a hook too) would send them all to the
+# caller's repository instead: `git init` there made it bare.
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR GIT_PREFIX
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/toolchain.env"

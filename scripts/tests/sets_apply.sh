@@ -17,8 +17,17 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 g() { git -c user.name=t -c user.email=t@localhost -c advice.detachedHead=false "$@"; }
 
-# The pristine files the series touches (rust/ whole), as a repository.
-"$top/scripts/series.sh" pristine "$tmp/pristine" >/dev/null || fail "no pristine tree"
+# The pristine files the series touches (rust/ whole), as a repository:
+# made as from a rebase's exec step, which sets GIT_DIR to the caller's
+# repository. That one is left as it was.
+g init -q "$tmp/caller" && g -C "$tmp/caller" commit -q --allow-empty -m caller
+before=$(git -C "$tmp/caller" rev-parse HEAD)
+GIT_DIR=$tmp/caller/.git "$top/scripts/series.sh" pristine "$tmp/pristine" >/dev/null ||
+	fail "no pristine tree"
+[ "$(git -C "$tmp/caller" rev-parse HEAD)" = "$before" ] &&
+	[ "$(git -C "$tmp/caller" config --bool core.bare)" = false ] &&
+	[ -z "$(git -C "$tmp/caller" tag)" ] ||
+	fail "series.sh changed the repository GIT_DIR named"
 
 declare -A set_of order
 sets=()
