@@ -162,6 +162,8 @@ am() {
 #    with `crate::`, `kernel::`, `bindings::` and `ffi::` paths rooted at
 #    the module's `crate::compat` (which re-exports the kernel crate and
 #    puts these files and its own bindings in place of their namesakes),
+#    and `$crate::` too, in the macros a file exports (they expand with
+#    the module as `$crate`),
 #    `flags.as_raw()` (private to the kernel crate) as
 #    `crate::compat::gfp(flags)`, and the KUnit suites left to the kernel
 #    tree; mod.rs declares them, each with the #[cfg] of its declaration
@@ -205,6 +207,7 @@ compat() {
 			mkdir -p "$dir/$(dirname "$rel")"
 			perl -pe '
 				s{(?<![\w:\$])crate::}{crate::compat::}g;
+				s{\$crate::}{\$crate::compat::}g;
 				s{(?<![\w:\$])kernel::}{crate::compat::}g;
 				s{(?<![\w:\$])ffi::}{crate::compat::ffi::}g;
 				s{(?<![\w:\$])bindings::}{crate::compat::bindings::}g;

@@ -207,7 +207,7 @@ use core::{marker::PhantomData, ptr::NonNull};
 #[macro_export]
 macro_rules! new_work {
     ($($name:literal)?) => {
-        $crate::workqueue::Work::new($crate::optional_name!($($name)?), $crate::static_lock_class!())
+        $crate::compat::workqueue::Work::new($crate::compat::optional_name!($($name)?), $crate::compat::static_lock_class!())
     };
 }
 pub use new_work;
@@ -216,24 +216,24 @@ pub use new_work;
 #[macro_export]
 macro_rules! new_delayed_work {
     () => {
-        $crate::workqueue::DelayedWork::new(
-            $crate::optional_name!(),
-            $crate::static_lock_class!(),
-            $crate::c_str!(::core::concat!(
+        $crate::compat::workqueue::DelayedWork::new(
+            $crate::compat::optional_name!(),
+            $crate::compat::static_lock_class!(),
+            $crate::compat::c_str!(::core::concat!(
                 ::core::file!(),
                 ":",
                 ::core::line!(),
                 "_timer"
             )),
-            $crate::static_lock_class!(),
+            $crate::compat::static_lock_class!(),
         )
     };
     ($name:literal) => {
-        $crate::workqueue::DelayedWork::new(
-            $crate::c_str!($name),
-            $crate::static_lock_class!(),
-            $crate::c_str!(::core::concat!($name, "_timer")),
-            $crate::static_lock_class!(),
+        $crate::compat::workqueue::DelayedWork::new(
+            $crate::compat::c_str!($name),
+            $crate::compat::static_lock_class!(),
+            $crate::compat::c_str!(::core::concat!($name, "_timer")),
+            $crate::compat::static_lock_class!(),
         )
     };
 }
@@ -637,9 +637,9 @@ macro_rules! impl_has_work {
     )*) => {$(
         // SAFETY: The implementation of `raw_get_work` only compiles if the field has the right
         // type.
-        unsafe impl$(<$($generics)+>)? $crate::workqueue::HasWork<$work_type $(, $id)?> for $self {
+        unsafe impl$(<$($generics)+>)? $crate::compat::workqueue::HasWork<$work_type $(, $id)?> for $self {
             #[inline]
-            unsafe fn raw_get_work(ptr: *mut Self) -> *mut $crate::workqueue::Work<$work_type $(, $id)?> {
+            unsafe fn raw_get_work(ptr: *mut Self) -> *mut $crate::compat::workqueue::Work<$work_type $(, $id)?> {
                 // SAFETY: The caller promises that the pointer is not dangling.
                 unsafe {
                     ::core::ptr::addr_of_mut!((*ptr).$field)
@@ -648,11 +648,11 @@ macro_rules! impl_has_work {
 
             #[inline]
             unsafe fn work_container_of(
-                ptr: *mut $crate::workqueue::Work<$work_type $(, $id)?>,
+                ptr: *mut $crate::compat::workqueue::Work<$work_type $(, $id)?>,
             ) -> *mut Self {
                 // SAFETY: The caller promises that the pointer points at a field of the right type
                 // in the right kind of struct.
-                unsafe { $crate::container_of!(ptr, Self, $field) }
+                unsafe { $crate::compat::container_of!(ptr, Self, $field) }
             }
         }
     )*};
@@ -818,44 +818,44 @@ macro_rules! impl_has_delayed_work {
         // SAFETY: The implementation of `raw_get_work` only compiles if the field has the right
         // type.
         unsafe impl$(<$($generics)+>)?
-            $crate::workqueue::HasDelayedWork<$work_type $(, $id)?> for $self {}
+            $crate::compat::workqueue::HasDelayedWork<$work_type $(, $id)?> for $self {}
 
         // SAFETY: The implementation of `raw_get_work` only compiles if the field has the right
         // type.
-        unsafe impl$(<$($generics)+>)? $crate::workqueue::HasWork<$work_type $(, $id)?> for $self {
+        unsafe impl$(<$($generics)+>)? $crate::compat::workqueue::HasWork<$work_type $(, $id)?> for $self {
             #[inline]
             unsafe fn raw_get_work(
                 ptr: *mut Self
-            ) -> *mut $crate::workqueue::Work<$work_type $(, $id)?> {
+            ) -> *mut $crate::compat::workqueue::Work<$work_type $(, $id)?> {
                 // SAFETY: The caller promises that the pointer is not dangling.
-                let ptr: *mut $crate::workqueue::DelayedWork<$work_type $(, $id)?> = unsafe {
+                let ptr: *mut $crate::compat::workqueue::DelayedWork<$work_type $(, $id)?> = unsafe {
                     ::core::ptr::addr_of_mut!((*ptr).$field)
                 };
 
                 // SAFETY: The caller promises that the pointer is not dangling.
-                unsafe { $crate::workqueue::DelayedWork::raw_as_work(ptr) }
+                unsafe { $crate::compat::workqueue::DelayedWork::raw_as_work(ptr) }
             }
 
             #[inline]
             unsafe fn work_container_of(
-                ptr: *mut $crate::workqueue::Work<$work_type $(, $id)?>,
+                ptr: *mut $crate::compat::workqueue::Work<$work_type $(, $id)?>,
             ) -> *mut Self {
                 // SAFETY: The caller promises that the pointer points at a field of the right type
                 // in the right kind of struct.
-                let ptr = unsafe { $crate::workqueue::Work::raw_get(ptr) };
+                let ptr = unsafe { $crate::compat::workqueue::Work::raw_get(ptr) };
 
                 // SAFETY: The caller promises that the pointer points at a field of the right type
                 // in the right kind of struct.
                 let delayed_work = unsafe {
-                    $crate::container_of!(ptr, $crate::bindings::delayed_work, work)
+                    $crate::compat::container_of!(ptr, $crate::compat::bindings::delayed_work, work)
                 };
 
-                let delayed_work: *mut $crate::workqueue::DelayedWork<$work_type $(, $id)?> =
+                let delayed_work: *mut $crate::compat::workqueue::DelayedWork<$work_type $(, $id)?> =
                     delayed_work.cast();
 
                 // SAFETY: The caller promises that the pointer points at a field of the right type
                 // in the right kind of struct.
-                unsafe { $crate::container_of!(delayed_work, Self, $field) }
+                unsafe { $crate::compat::container_of!(delayed_work, Self, $field) }
             }
         }
     )*};
