@@ -474,6 +474,13 @@ authors() {
 		"$1"/*.patch | LC_ALL=C sort -u
 }
 
+# base_note: what a set's patches apply to, for a patch posted alone.
+base_note() {
+	printf '%s\n' "Applies to Linux ${DEBIAN_KERNEL_VERSION%%-*} as Debian's linux-source-$KERNEL_SERIES ($DEBIAN_KERNEL_VERSION)" \
+		"carries it. That tree has no upstream commit id, so there is no" \
+		"base-commit line."
+}
+
 # format_sets REPO: REPO's commits on pristine as the sets' patches,
 # written again (SETS above): each set numbered by itself, with its
 # subject prefix, every file addressed to whom get_maintainer.pl names
@@ -483,7 +490,8 @@ authors() {
 # a mail's width). A set that applies only on earlier ones lists their
 # patches' ids (git patch-id --stable) as git format-patch --base would.
 # There is no base-commit: the pristine tree is Debian's tarball, which
-# carries no upstream commit id; each cover letter names it instead.
+# carries no upstream commit id; each cover letter names it instead, and
+# a patch posted alone below its ---.
 format_sets() {
 	local repo=$1 commits s dir prefix n match i=0 out range cover tmp subject date prereq a bad names
 	local -a addr args
@@ -543,6 +551,15 @@ format_sets() {
 				END { if (ENVIRON["PREREQ"] != "") { if (last != "") print ""; print ENVIRON["PREREQ"] } }
 			' "$tmp/set/0000-cover-letter.patch" >"$tmp/cover"
 			mv "$tmp/cover" "$tmp/set/0000-cover-letter.patch"
+		fi
+		# A patch posted alone has no cover letter: it names its base
+		# below its ---, where git am reads nothing.
+		if [ "$n" -eq 1 ]; then
+			BASE=$(base_note) awk '
+				!done && /^---$/ { print; print ENVIRON["BASE"]; print ""; done = 1; next }
+				{ print }
+			' "$tmp/set"/*.patch >"$tmp/one"
+			mv "$tmp/one" "$tmp/set"/*.patch
 		fi
 		find "$out" -maxdepth 1 -name '*.patch' -delete
 		mv "$tmp/set"/*.patch "$out/"

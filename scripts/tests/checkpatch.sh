@@ -19,6 +19,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 series=$top/patches/$MODULE_SERIES
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# checkpatch.pl runs from a git checkout, as in a kernel tree: outside one
+# it takes the prerequisite-patch-id lines git format-patch writes under a
+# cover letter for commit references (GIT_COMMIT_ID); in one it looks
+# them up, finds no commit, and says nothing.
+cd "$top"
 
 # Path prefix, and the MAINTAINERS entry that covers it.
 covered=("rust/|RUST")
@@ -127,7 +132,9 @@ while IFS='|' read -r dir prefix count _; do
 	done
 	if [ "$n" -eq 1 ]; then
 		[ ! -f "$cover" ] || { echo "FAIL: the set $dir of one patch has a cover letter"; fail=1; }
-		echo "ok: the set $dir: [$prefix], one patch, addressed"
+		awk '/^---$/ { getline; print; exit }' "${set[0]}" | grep -q '^Applies to ' ||
+			{ echo "FAIL: $dir/${set[0]##*/} names no base below its ---"; fail=1; }
+		echo "ok: the set $dir: [$prefix], one patch, addressed, its base named"
 		continue
 	fi
 	[ -f "$cover" ] || { echo "FAIL: the set $dir has no cover letter"; fail=1; continue; }

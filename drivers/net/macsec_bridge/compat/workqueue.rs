@@ -485,8 +485,8 @@ pub trait WorkItem<const ID: u64 = 0> {
 ///
 /// # Invariants
 ///
-/// `work` is a `work_struct` initialised by [`Work::new`], in place: a `Work` is made no other
-/// way.
+/// `work` is a `work_struct` initialised in place, by [`Work::new`] or, as the work of a
+/// [`DelayedWork`], by [`DelayedWork::new`]: a `Work` is made no other way.
 ///
 /// [`run`]: WorkItemPointer::run
 #[pin_data]

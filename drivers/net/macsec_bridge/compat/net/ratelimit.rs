@@ -35,9 +35,10 @@ use crate::compat::bindings;
 /// Callable from any context, atomic and interrupt context included.
 #[inline]
 pub fn allow() -> bool {
-    // SAFETY: `net_ratelimit()` takes no argument and only updates its own
-    // static state: under that state's raw spinlock, which it takes with a
-    // trylock with interrupts saved, or with atomic operations when the
-    // lock is taken. It never sleeps, so any context may call it.
+    // SAFETY: `net_ratelimit()` has no precondition: it takes no argument
+    // and reads and writes only its own static `ratelimit_state`, under
+    // that state's raw spinlock (taken with a trylock, interrupts saved)
+    // or with atomic operations, besides printing its count of suppressed
+    // messages.
     unsafe { crate::compat::bindings::net_ratelimit() != 0 }
 }
