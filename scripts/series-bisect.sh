@@ -56,9 +56,10 @@ t=1
 # The whole series with its in-tree user, as `git am` leaves a tree: the
 # module built in the tree with CONFIG_MACSEC_BRIDGE=m (W=1 would rebuild
 # the kernel crate; `make check` builds the same files with W=1 outside
-# the tree), and its kselftests' model NIC as the kselftests build it.
+# the tree), and its kselftests' test modules as the kselftests build them.
 # Taken away again for the prefixes.
 log=$scratch/build-user.log
+tm=$work/tools/testing/selftests/net/macsec_bridge/test_modules
 start=$(date +%s)
 if [ ${#user[@]} -eq 0 ]; then
 	echo "not ok 1 - the in-tree user: no patch of it in patches/$KERNEL_SERIES"
@@ -68,9 +69,10 @@ elif ! { git -C "$work" apply "${user[@]}" &&
 	kmake -s olddefconfig && grep -qx 'CONFIG_MACSEC_BRIDGE=m' "$work/.config" &&
 	kmake -s -j"$(nproc)" CLIPPY=1 bzImage modules &&
 	[ -f "$work/drivers/net/macsec_bridge/macsec_bridge.ko" ] &&
-	make -s -C "$work/tools/testing/selftests/net/macsec_bridge/test_modules" \
+	make -s -C "$tm" \
 		KDIR="$work" ARCH=x86_64 RUSTC="$RUSTC" CLIPPY_DRIVER="$CLIPPY_DRIVER" CLIPPY=1 W=1 &&
-	[ -f "$work/tools/testing/selftests/net/macsec_bridge/test_modules/macsec_test_nic.ko" ]
+	[ -f "$tm/macsec_test_nic.ko" ] && [ -f "$tm/macsec_notifier_probe.ko" ] &&
+	[ -f "$tm/crate_api_probe.ko" ]
 } >"$log" 2>&1; then
 	echo "not ok 1 - the series with its in-tree user: build failed"
 	sed 's/^/# /' "$log" | tail -40
@@ -81,7 +83,7 @@ elif grep -E -A3 '^(warning|error)' "$log" | grep -E -e "--> (drivers/net/macsec
 	grep -E -A6 '^(warning|error)|: (warning|error):' "$log" | sed 's/^/# /' | head -60
 	failed=$((failed + 1))
 else
-	echo "ok 1 - the series with its in-tree user builds macsec_bridge.ko (CONFIG_MACSEC_BRIDGE=m) and its kselftests' model NIC, no warning ($(($(date +%s) - start)) s)"
+	echo "ok 1 - the series with its in-tree user builds macsec_bridge.ko (CONFIG_MACSEC_BRIDGE=m) and its kselftests' test modules, no warning ($(($(date +%s) - start)) s)"
 fi
 if [ ${#user[@]} -gt 0 ]; then
 	mapfile -t rev < <(printf '%s\n' "${user[@]}" | tac)

@@ -374,7 +374,7 @@ compat() {
 USER_TREE_FILES=(drivers/net/Kconfig drivers/net/Makefile MAINTAINERS
 	Documentation/networking/index.rst tools/testing/selftests/Makefile)
 USER_SKIP_DRIVER='^(compat/|tests/|target/|Cargo\.(toml|lock)$|compat\.mk$|compat_bindgen\.sh$|compat_root\.sh$|interposer\.rs$|platform_compat\.rs$)'
-USER_SKIP_TESTS='^(dmesg_clean\.sh|dkms_deb\.sh|dkms_load\.sh|dranet_sec\.sh|dranet_sec_bind\.sh|audit\.sh|audit_wire\.py|macsec_interposer\.sh|macsec_interposer_vlan\.sh|test_modules/macsec_interposer_test\.rs|test_modules/nic_bindings\.h|test_modules/nic_bindings\.rs)$'
+USER_SKIP_TESTS='^(dmesg_clean\.sh|dkms_deb\.sh|dkms_load\.sh|dranet_sec\.sh|dranet_sec_bind\.sh|dranet_sec_pod\.sh|audit\.sh|audit_wire\.py|macsec_interposer\.sh|macsec_interposer_vlan\.sh|test_modules/macsec_interposer_test\.rs|test_modules/nic_bindings\.h|test_modules/nic_bindings\.rs)$'
 USER_ENTRY="MACSEC BRIDGE DRIVER"
 USER_TESTS=tools/testing/selftests/net/macsec_bridge
 
@@ -665,7 +665,9 @@ user() {
 		}
 		{ print }
 		/^TEST_FILES := / { print ""; print "TEST_GEN_MODS_DIR := test_modules" }'
-	printf 'CONFIG_MACSEC_BRIDGE=m\n' >>"$t/config"
+	# The repository's kernels take RUST from scripts/kconfig/vm.config;
+	# in the tree, the fragment states what the module depends on.
+	printf 'CONFIG_RUST=y\nCONFIG_MACSEC_BRIDGE=m\n' >>"$t/config"
 	# Software-only tests (RXE, netdevsim, a model NIC), so under net/ as
 	# drivers/net/README.rst asks; the net/ targets are sorted.
 	edit_file "$work/tools/testing/selftests/Makefile" '

@@ -6,7 +6,8 @@
 # out-of-tree build (MACSEC_BRIDGE_COMPAT), and every module a crate root
 # of theirs declares is a file they add. The DKMS build adds its files
 # around them (Kbuild: compat_root.sh), never inside. The driver reaches
-# the kernel through the kernel crate, not raw bindings.
+# the kernel through the kernel crate, not raw bindings. The kselftests
+# build every test module they load and need nothing the tree lacks.
 #
 #   scripts/tests/in_tree_user.sh [PATCH...]   (default: the user's patches)
 set -euo pipefail
@@ -57,6 +58,45 @@ if [ -n "$raw" ]; then
 	echo "$raw"
 	fail=1
 fi
+# Every test module a kselftest loads (`$(dirname "$NIC_KO")/NAME.ko`) is
+# built by the kselftests' own Kbuild, and no kselftest needs a program
+# the tree lacks (`require_ko "$X"` with X empty unless the caller set it).
+if ! cat "$@" | awk '
+	/^\+\+\+ b\// { f = substr($0, 7); next }
+	!/^\+/ { next }
+	{ line = substr($0, 2) }
+	f ~ /\/test_modules\/Kbuild$/ && line ~ /^obj-m[[:space:]]*[+:]?=/ {
+		n = split(line, w, /[[:space:]]+/)
+		for (i = 3; i <= n; i++) built[w[i]] = 1
+		next
+	}
+	f ~ /^tools\/testing\/selftests\/.*\.sh$/ {
+		if (match(line, /dirname "\$NIC_KO"\)\/[a-z_0-9]+\.ko/)) {
+			ko = substr(line, RSTART, RLENGTH); sub(/^.*\//, "", ko)
+			sub(/\.ko$/, ".o", ko); need[ko] = f
+		}
+		if (match(line, /^[A-Z_]+=\$\{[A-Z_]+:-\}$/)) {
+			v = line; sub(/=.*/, "", v); empty[f, v] = 1
+		}
+		if (match(line, /require_ko "\$[A-Z_]+"/)) {
+			v = substr(line, RSTART + 13, RLENGTH - 14)
+			if ((f, v) in empty) {
+				print "FAIL: " f " needs a program the tree lacks ($" v ")"
+				bad = 1
+			}
+		}
+	}
+	END {
+		for (o in need)
+			if (!(o in built)) {
+				print "FAIL: " need[o] " loads a test module the in-tree Kbuild does not build: " o
+				bad = 1
+			}
+		exit bad
+	}'; then
+	fail=1
+fi
 [ "$fail" -eq 0 ] || exit 1
 echo "ok: the in-tree user ($#) has no out-of-tree cfg, adds every module it declares," \
-	"and reaches the kernel through the kernel crate only"
+	"reaches the kernel through the kernel crate only, and its kselftests build" \
+	"every test module they load and need no program the tree lacks"
