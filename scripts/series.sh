@@ -367,7 +367,8 @@ compat() {
 #    in their config, a TARGETS line in the selftests' Makefile, and their
 #    directory in the MAINTAINERS entry;
 #  - in every file, the lines from `# out-of-tree begin` (`.. out-of-tree
-#    begin` in reStructuredText) to the matching end are left out.
+#    begin` in reStructuredText, indented as the text it cuts) to the
+#    matching end are left out.
 # The author is the exporter (git config user.name and user.email, or
 # MB_AUTHOR). A patch keeps its date while its file name stays, so writing
 # the patches again changes one only where its content changed.
@@ -382,8 +383,8 @@ USER_TESTS=tools/testing/selftests/net/macsec_bridge
 # becomes one, and none starts or ends the file.
 strip_oot() {
 	awk '
-		/^(#|\.\.) out-of-tree begin$/ { skip = 1; next }
-		skip { if (/^(#|\.\.) out-of-tree end$/) skip = 0; next }
+		/^[ \t]*(#|\.\.) out-of-tree begin$/ { skip = 1; next }
+		skip { if (/^[ \t]*(#|\.\.) out-of-tree end$/) skip = 0; next }
 		/^$/ { pending = 1; next }
 		{ if (pending && printed) print ""; pending = 0; print; printed = 1 }
 	' "$1"
@@ -399,7 +400,7 @@ user_copy() {
 		[[ $rel =~ $skip ]] && continue
 		[ -f "$top/$f" ] || continue
 		mkdir -p "$(dirname "$dst/$rel")"
-		if grep -qE '^(#|\.\.) out-of-tree begin$' "$top/$f"; then
+		if grep -qE '^[[:space:]]*(#|\.\.) out-of-tree begin$' "$top/$f"; then
 			strip_oot "$top/$f" >"$dst/$rel"
 		else
 			cp "$top/$f" "$dst/$rel"
@@ -625,7 +626,7 @@ user() {
 			print "\t  (RoCE) port'"'"'s netdev, through the MACsec core'"'"'s offload"
 			print "\t  notifier, and shows whether the port is protected: as"
 			print "\t  NETIF_F_HW_MACSEC on the port'"'"'s netdev and as an object of"
-			print "\t  the \"macsec_bridge\" generic netlink family, with"
+			print "\t  the \"macsec-bridge\" generic netlink family, with"
 			print "\t  notifications. The SecY may live in another network"
 			print "\t  namespace than the port, as on a DPU host."
 			print ""

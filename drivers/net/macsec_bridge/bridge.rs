@@ -6,10 +6,9 @@
 //!
 //! Three sources feed the [`State`], all under RTNL: every offloaded
 //! operation (the only synchronous view of an offloaded SecY), announced
-//! by the MACsec core's offload notifier or, on a kernel without it, seen
-//! through the interposed `macsec_ops` of every device that has them; the
-//! netdevice notifier (devices appearing, going away, up and down, feature
-//! changes); and the RDMA client (which takes RTNL itself). RTNL
+//! by the MACsec core's offload notifier; the netdevice notifier (devices
+//! appearing, going away, up and down, feature changes); and the RDMA
+//! client (which takes RTNL itself). RTNL
 //! serialises every writer; the state's mutex is taken inside it. Readers
 //! (`dev-get`, dumps: anyone, from any namespace) take the state's mutex
 //! alone and report each port as it was last published
@@ -46,12 +45,10 @@
 //!
 //! 1. Types and leaves: `lockstep.rs` (the state machine), `index.rs`
 //!    (the state's hash tables), `trace.rs` (the trace events),
-//!    `interposer.rs` (the `macsec_ops` interposer, in the compat build
-//!    only), `locks.rs` (the [`Locks`] an update holds), `model.rs`
+//!    `locks.rs` (the [`Locks`] an update holds), `model.rs`
 //!    (ports, SecYs, relations, owners, GIDs and the object a port
 //!    publishes: plain data), `wire.rs` (the family's messages).
-//! 2. State: `platform.rs` (what the kernel gives the module; on a kernel
-//!    without the series, `platform_compat.rs` in its place), then
+//! 2. State: `platform.rs` (what the kernel gives the module), then
 //!    `state.rs`: the [`State`] that keeps the model, its indexes, and
 //!    what readers borrow from it.
 //! 3. Kernel readers: `roce.rs` (what the module reads of the RDMA core),

@@ -4,7 +4,7 @@
 //! port.
 //!
 //! For every netdev that backs an RDMA device, the module keeps
-//! `NETIF_F_HW_MACSEC` and the `macsec_bridge` generic netlink family's
+//! `NETIF_F_HW_MACSEC` and the `macsec-bridge` generic netlink family's
 //! per-port object in lockstep with the real, offloaded SecY state. See
 //! `Documentation/networking/macsec_bridge.rst`.
 //!

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `macsec_bridge` generic netlink family and its requests: above the
+//! The `macsec-bridge` generic netlink family and its requests: above the
 //! core, which they reach through [`bridge::with`]. What goes on the wire
 //! is `wire.rs`'s.
 //!

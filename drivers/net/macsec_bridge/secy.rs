@@ -31,13 +31,12 @@ pub(crate) fn stacked_over(rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> b
 }
 
 /// The offload operations of `dev` cannot be observed (the platform could
-/// not watch it at its REGISTER: interposing it failed, after a namespace
-/// move say): every SecY stacked over it, whose operations reach its
-/// `macsec_ops` (a VLAN's forward there), is unknown from now on, and its
-/// ports claim nothing. An operation on such a SecY is seen again only once
-/// `dev` is watched again (at a later REGISTER), and leaves it unsettled
-/// until one settles it (see [`lockstep::learn`]). O(S) SecYs, on a
-/// failure.
+/// not watch it at its REGISTER, after a namespace move say): every SecY
+/// stacked over it, whose operations reach its `macsec_ops` (a VLAN's
+/// forward there), is unknown from now on, and its ports claim nothing. An
+/// operation on such a SecY is seen again only once `dev` is watched again
+/// (at a later REGISTER), and leaves it unsettled until one settles it (see
+/// [`lockstep::learn`]). O(S) SecYs, on a failure.
 pub(crate) fn lost_sight(st: &mut State, rtnl: &Rtnl, dev: &NetDevice) {
     let State { ports, secys, .. } = st;
     for (&d, s) in secys.iter_mut() {

@@ -174,10 +174,10 @@ pub(crate) fn mark(e: &mut PortEntry, dirty: &mut KVec<u64>) {
 
 /// Everything the bridge knows.
 ///
-/// An update costs what it touches: ports, SecYs, real devices and
-/// interposed devices are indexed by netdev (hash tables: [`Index`]), and
-/// only the ports an update marked are recomputed. An event on a netdev
-/// that is none of these costs a few O(1) lookups.
+/// An update costs what it touches: ports, SecYs and real devices are
+/// indexed by netdev (hash tables: [`Index`]), and only the ports an
+/// update marked are recomputed. An event on a netdev that is none of
+/// these costs a few O(1) lookups.
 pub(crate) struct State {
     /// Set at unload: events are ignored from then on.
     pub(crate) closing: bool,

@@ -32,7 +32,7 @@ enum macsec_bridge_protection {
  * @MACSEC_BRIDGE_REASON_NONE: The port is offload-protected.
  * @MACSEC_BRIDGE_REASON_UNKNOWN: The SecY has not been observed since the
  *   module loaded, or the module can no longer observe the device its offload
- *   operations reach (interposing it failed).
+ *   operations reach.
  * @MACSEC_BRIDGE_REASON_BINDING_STALE: The bound SecY is gone (deleted, or its
  *   namespace was); the binding stays until unbound.
  * @MACSEC_BRIDGE_REASON_NO_SECY: No SecY protects the port.

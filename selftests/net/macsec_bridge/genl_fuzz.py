@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Malformed and random requests to the macsec_bridge family.
+"""Malformed and random requests to the macsec-bridge family.
 
     genl_fuzz.py MODE SEED COUNT PORT SECY
 

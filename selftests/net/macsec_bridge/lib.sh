@@ -329,7 +329,7 @@ except ValueError:
 print($2)" "$1" 2>/dev/null
 }
 
-# ---- The macsec_bridge family through the kernel's own YNL CLI ----------
+# ---- The macsec-bridge family through the kernel's own YNL CLI ----------
 
 YNL_SPEC=$lib_dir/../../../Documentation/netlink/specs/macsec_bridge.yaml
 [ -r "$YNL_SPEC" ] || YNL_SPEC=${KSFT_KDIR:-}/Documentation/netlink/specs/macsec_bridge.yaml

@@ -16,7 +16,7 @@ and the module (file KO) unloaded and loaded. Meanwhile one thread dumps
 the family without pause and another flaps a dummy netdev (`tw0`).
 
 It speaks netlink itself (rtnetlink, the MACsec family, ethtool's ioctl,
-the macsec_bridge family); only RXE and `ethtool -K`, rare, run a program.
+the macsec-bridge family); only RXE and `ethtool -K`, rare, run a program.
 After every operation, in each namespace, it checks:
 
 - a port whose feature bit is the module's has it set exactly when it
@@ -91,7 +91,7 @@ XPN = {0x0080C20001000003, 0x0080C20001000004}
 KEY_LEN = {0x0080C20001000001: 16, 0x0080C20001000002: 32,
            0x0080C20001000003: 16, 0x0080C20001000004: 32}
 
-# The macsec_bridge family (Documentation/netlink/specs/macsec_bridge.yaml).
+# The macsec-bridge family (Documentation/netlink/specs/macsec_bridge.yaml).
 MB_DEV_GET, MB_BIND, MB_UNBIND = 1, 3, 4
 MB_ATTRS = {1: 'ifindex', 2: 'ifname', 3: 'rdma-dev', 4: 'protection', 5: 'reason',
             6: 'relation', 7: 'secy-ifindex', 8: 'sci', 9: 'cipher', 10: 'encrypt',
