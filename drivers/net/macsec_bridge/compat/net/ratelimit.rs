@@ -35,10 +35,12 @@ use crate::compat::bindings;
 /// Callable from any context, atomic and interrupt context included.
 #[inline]
 pub fn allow() -> bool {
-    // SAFETY: `net_ratelimit()` has no precondition: it takes no argument
-    // and reads and writes only its own static `ratelimit_state`, under
-    // that state's raw spinlock (taken with a trylock, interrupts saved)
-    // or with atomic operations, besides printing its count of suppressed
-    // messages.
+    // SAFETY: `net_ratelimit()` has no precondition. It takes no argument
+    // and touches only `net_ratelimit_state` (its interval, burst and
+    // flags read with `READ_ONCE()`, the rest under the state's raw
+    // spinlock, taken by a trylock with interrupts saved, or atomically)
+    // and `jiffies`; it never sleeps. It may print: the count of
+    // suppressed messages, or a `WARN_ONCE()` when the sysctls set a
+    // negative limit.
     unsafe { crate::compat::bindings::net_ratelimit() != 0 }
 }
