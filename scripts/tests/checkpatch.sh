@@ -132,8 +132,11 @@ while IFS='|' read -r dir prefix count _; do
 	done
 	if [ "$n" -eq 1 ]; then
 		[ ! -f "$cover" ] || { echo "FAIL: the set $dir of one patch has a cover letter"; fail=1; }
-		awk '/^---$/ { getline; print; exit }' "${set[0]}" | grep -q '^Applies to ' ||
-			{ echo "FAIL: $dir/${set[0]##*/} names no base below its ---"; fail=1; }
+		if ! awk '/^---$/ { getline; print; exit }' "${set[0]}" | grep -q '^Applies to '; then
+			echo "FAIL: $dir/${set[0]##*/} names no base below its ---"
+			fail=1
+			continue
+		fi
 		echo "ok: the set $dir: [$prefix], one patch, addressed, its base named"
 		continue
 	fi

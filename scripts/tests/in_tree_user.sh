@@ -58,42 +58,51 @@ if [ -n "$raw" ]; then
 	echo "$raw"
 	fail=1
 fi
-# Every test module a kselftest loads (`$(dirname "$NIC_KO")/NAME.ko`) is
-# built by the kselftests' own Kbuild, and no kselftest needs a program
-# the tree lacks (`require_ko "$X"` with X empty unless the caller set it).
-if ! cat "$@" | awk '
-	/^\+\+\+ b\// { f = substr($0, 7); next }
-	!/^\+/ { next }
-	{ line = substr($0, 2) }
-	f ~ /\/test_modules\/Kbuild$/ && line ~ /^obj-m[[:space:]]*[+:]?=/ {
-		n = split(line, w, /[[:space:]]+/)
-		for (i = 3; i <= n; i++) built[w[i]] = 1
-		next
-	}
-	f ~ /^tools\/testing\/selftests\/.*\.sh$/ {
-		if (match(line, /dirname "\$NIC_KO"\)\/[a-z_0-9]+\.ko/)) {
-			ko = substr(line, RSTART, RLENGTH); sub(/^.*\//, "", ko)
-			sub(/\.ko$/, ".o", ko); need[ko] = f
-		}
-		if (match(line, /^[A-Z_]+=\$\{[A-Z_]+:-\}$/)) {
-			v = line; sub(/=.*/, "", v); empty[f, v] = 1
-		}
-		if (match(line, /require_ko "\$[A-Z_]+"/)) {
-			v = substr(line, RSTART + 13, RLENGTH - 14)
-			if ((f, v) in empty) {
-				print "FAIL: " f " needs a program the tree lacks ($" v ")"
-				bad = 1
-			}
-		}
-	}
-	END {
-		for (o in need)
-			if (!(o in built)) {
-				print "FAIL: " need[o] " loads a test module the in-tree Kbuild does not build: " o
-				bad = 1
-			}
-		exit bad
-	}'; then
+# Every test module the kselftests name (NAME.ko, wherever they build its
+# path) is built by their own Kbuild, but the module under test and the
+# kernel's own; and no kselftest needs a program the tree lacks: a
+# variable empty unless the caller sets it (X=${Y:-}, quoted or not) that
+# the test then requires, or a command of this repository's tools.
+if ! cat "$@" | python3 -c '
+import re, sys
+KERNEL = {"macsec_bridge", "macsec"}
+TOOLS = {"dranet-sec"}
+f, built, need, empty, bad = None, set(), {}, set(), []
+for raw in sys.stdin:
+    raw = raw.rstrip("\n")
+    if raw.startswith("+++ b/"):
+        f = raw[6:]
+        continue
+    if not raw.startswith("+") or f is None:
+        continue
+    line = raw[1:]
+    if f.endswith("/test_modules/Kbuild"):
+        m = re.match(r"obj-m\s*[+:]?=(.*)", line)
+        if m:
+            built.update(o[:-2] for o in m.group(1).split() if o.endswith(".o"))
+        continue
+    if not f.startswith("tools/testing/selftests/"):
+        continue
+    for m in re.finditer(r"(?<![\w.])(\w+)\.ko(?=[\s}]|$)", line):
+        if m.group(1) not in KERNEL:
+            need.setdefault(m.group(1), f)
+    m = re.match(r"\s*(?:local\s+)?(\w+)=\"?\$\{\w+:-\}\"?\s*$", line)
+    if m:
+        empty.add((f, m.group(1)))
+    for m in re.finditer(r"require_(?:ko|cmd)\s+(.*)", line):
+        for w in m.group(1).split():
+            v = w.strip("\"")
+            if v.startswith("$") and (f, v[1:]) in empty:
+                bad.append(f"{f} needs a program the tree lacks ({v})")
+            elif v in TOOLS:
+                bad.append(f"{f} needs a program the tree lacks ({v})")
+for ko, where in sorted(need.items()):
+    if ko not in built:
+        bad.append(f"{where} loads a test module the in-tree Kbuild does not build: {ko}.ko")
+for b in bad:
+    print("FAIL: " + b)
+sys.exit(1 if bad else 0)
+'; then
 	fail=1
 fi
 [ "$fail" -eq 0 ] || exit 1

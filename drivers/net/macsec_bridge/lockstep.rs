@@ -3,8 +3,8 @@
 //! The lockstep state machine: what a port may advertise, given what is
 //! known of the SecY that protects it.
 //!
-//! Plain Rust with no kernel dependency: the module includes it, and
-//! `cargo test` runs it on the host against a reference model.
+//! Plain Rust with no kernel dependency, so that it can be tested apart
+//! from the kernel, against a reference model of `macsec.c`.
 //!
 //! The contract (`Documentation/networking/macsec_bridge.rst`):
 //!

@@ -31,7 +31,8 @@ pub(crate) fn stacked_over(rtnl: &Rtnl, upper: &NetDevice, dev: &NetDevice) -> b
 }
 
 /// The offload operations of `dev` cannot be observed (the platform could
-/// not watch it at its REGISTER, after a namespace move say): every SecY
+/// not watch it at its REGISTER, after a namespace move say; the offload
+/// notifier's never fails, as it allocates nothing per device): every SecY
 /// stacked over it, whose operations reach its `macsec_ops` (a VLAN's
 /// forward there), is unknown from now on, and its ports claim nothing. An
 /// operation on such a SecY is seen again only once `dev` is watched again

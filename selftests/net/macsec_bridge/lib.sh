@@ -2,8 +2,8 @@
 #
 # Shared helpers for the macsec_bridge kselftests.  Sourced, not run.
 #
-# The runner (scripts/vm-selftests.sh) lays the tests out as the kernel's
-# kselftest install does, so the kernel's KTAP helpers are two levels up.
+# The tests run from a kselftest install (or a layout like it), so the
+# kernel's KTAP helpers are two levels up.
 
 # The logical path (not readlink -f): the runner reaches us through a symlink.
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

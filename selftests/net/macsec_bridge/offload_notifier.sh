@@ -16,8 +16,7 @@
 #   real device), at pre or post.
 # - statistics requests (`ip macsec show`, which any user may make) reach
 #   the driver and are announced to nobody.
-# For the kernel with the patch series only: the stock kernel has no
-# offload notifier (the module interposes there, macsec_interposer.sh).
+# For a kernel with the MACsec offload notifier only.
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -34,7 +34,7 @@ tracefs_require
 N=$MB_SCALE_PORTS
 MID=$((N / 2))
 # Slots of the module's hash tables one event may examine: a lookup
-# examines one or two on average at any size (tests/bridge.rs), an event
+# examines one or two on average at any size, an event
 # makes a dozen; one walk of a table of N entries examines at least 2N.
 # The size must keep a walk at twice the bound or more, or the bound would
 # tell nothing: a smaller size is refused.

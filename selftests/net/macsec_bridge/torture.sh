@@ -59,9 +59,9 @@ ktap_print_header
 ktap_set_plan 6
 
 check "load the module" insmod_bridge "$MODULE_KO"
-# torture.py reloads the module with finit_module() itself: a module that
-# DKMS installed compressed (Debian's .ko.xz) goes to it decompressed, as
-# insmod would hand it to the kernel.
+# torture.py reloads the module with finit_module() itself: a module
+# installed compressed (a distribution's .ko.xz) goes to it decompressed,
+# as insmod would hand it to the kernel.
 KO=$MODULE_KO
 case "$KO" in
 *.xz) KO=$ROW_DIR/macsec_bridge.ko && xz -dc "$MODULE_KO" >"$KO" ;;
