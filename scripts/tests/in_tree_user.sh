@@ -83,9 +83,14 @@ for raw in sys.stdin:
         continue
     if not f.startswith("tools/testing/selftests/"):
         continue
-    for m in re.finditer(r"(?<![\w.])(\w+)\.ko(?=[\s}]|$)", line):
-        if m.group(1) not in KERNEL:
-            need.setdefault(m.group(1), f)
+    code = not line.lstrip().startswith(("#", "//"))
+    for m in re.finditer(r"(?<![\w.])(\w+)\.ko(?![\w.])", line):
+        # A module file, not an attribute (self.ko): the last part of a path,
+        # or a name with an underscore, as every test module has.
+        name = m.group(1)
+        file_like = line[:m.start()].endswith("/") or "_" in name
+        if code and file_like and name not in KERNEL:
+            need.setdefault(name, f)
     m = re.match(r"\s*(?:local\s+)?(\w+)=\"?\$\{\w+:-\}\"?\s*$", line)
     if m:
         empty.add((f, m.group(1)))

@@ -10,8 +10,9 @@
 # that operation returns: the next allocation, the receive handler's
 # data, fails. The oracle is the NIC's own record of what it was asked.
 # - With the series (the offload notifier is built in), newlink's error
-#   path deletes the SecY (the series' second patch): the NIC is asked to
-#   add it, then to delete it.
+#   path deletes the SecY ("net: macsec: delete the offloaded SecY when
+#   newlink fails after adding it"): the NIC is asked to add it, then to
+#   delete it.
 # - Without it (the stock kernel), macsec.c keeps that bug: the NIC is
 #   asked to add the SecY and never to delete it. The test states it, so
 #   the row that proves the fix is seen failing on every such kernel.

@@ -13,8 +13,8 @@
 #   holds an active encoding SA, retracted before a teardown, and after a
 #   failed operation the SecY is unsettled until an update the offloader
 #   accepts. A switch hands the SecY to the new offloader, then takes it
-#   off the old one (the series' first patch); a switch either refuses is
-#   undone.
+#   off the old one ("net: macsec: take the SecY off the old offloader on
+#   an offload switch"); a switch either refuses is undone.
 # - On a kernel without the series (stock, Debian: the module interposes
 #   each device's own macsec_ops, never a PHY's), no operation of the PHY
 #   reaches the module, so it never learns a SecY offloaded there

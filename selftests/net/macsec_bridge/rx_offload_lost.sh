@@ -13,9 +13,9 @@
 # The model NIC receives what it sends (its alias rx-loop); each frame
 # carries a payload of its own, sent out of a packet socket.
 #
-# For the kernel with the patch series only: without the series' third
-# patch the first such frame oopses the kernel (the stock and Debian
-# kernels have the bug).
+# For the kernel with the patch series only: without "net: macsec: do not
+# dereference missing ops on the receive path" the first such frame oopses
+# the kernel (the stock and Debian kernels have the bug).
 set -u
 . "$(dirname "$0")/lib.sh"
 

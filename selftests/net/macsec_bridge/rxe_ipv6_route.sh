@@ -8,8 +8,9 @@
 # destinations, so a more specific route through another device (one
 # router advertisement with an on-link prefix, received on the SecY's
 # real device from the segment it does not protect, installs it) sends
-# RoCE on a global GID around the SecY, in plaintext. The series' first
-# patch makes RXE refuse such a route, as IPv4 never returns one.
+# RoCE on a global GID around the SecY, in plaintext. "RDMA/rxe: send
+# IPv6 RoCE only through the GID's netdev" makes RXE refuse such a route,
+# as IPv4 never returns one.
 #
 # RXE on macsec0 (a `self` port), offloaded to the model NIC mtn0, gets a
 # global IPv6 GID; a route for a peer's address through mtn0 stands for
