@@ -379,12 +379,15 @@ USER_SKIP_TESTS='^(dmesg_clean\.sh|dkms_deb\.sh|dkms_load\.sh|dranet_sec\.sh|dra
 USER_ENTRY="MACSEC BRIDGE DRIVER"
 USER_TESTS=tools/testing/selftests/net/macsec_bridge
 
+# A marker line, indented as the text it cuts, then "begin" or "end".
+OOT_MARK='^[[:space:]]*(#|\.\.) out-of-tree'
+
 # strip_oot FILE: FILE without its out-of-tree parts; a run of blank lines
 # becomes one, and none starts or ends the file.
 strip_oot() {
-	awk '
-		/^[ \t]*(#|\.\.) out-of-tree begin$/ { skip = 1; next }
-		skip { if (/^[ \t]*(#|\.\.) out-of-tree end$/) skip = 0; next }
+	OOT_MARK=$OOT_MARK awk '
+		$0 ~ (ENVIRON["OOT_MARK"] " begin$") { skip = 1; next }
+		skip { if ($0 ~ (ENVIRON["OOT_MARK"] " end$")) skip = 0; next }
 		/^$/ { pending = 1; next }
 		{ if (pending && printed) print ""; pending = 0; print; printed = 1 }
 	' "$1"
@@ -400,7 +403,7 @@ user_copy() {
 		[[ $rel =~ $skip ]] && continue
 		[ -f "$top/$f" ] || continue
 		mkdir -p "$(dirname "$dst/$rel")"
-		if grep -qE '^[[:space:]]*(#|\.\.) out-of-tree begin$' "$top/$f"; then
+		if grep -qE "$OOT_MARK begin\$" "$top/$f"; then
 			strip_oot "$top/$f" >"$dst/$rel"
 		else
 			cp "$top/$f" "$dst/$rel"
